@@ -1,0 +1,54 @@
+"""The app factory: ``create_app(settings)`` builds one hub replica (DESIGN §1)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from hub import __version__
+from hub.api import api_router
+from hub.core.db import Database
+from hub.core.devsecrets import with_dev_secrets
+from hub.core.handlers import install_exception_handlers
+from hub.core.middleware import RequestContextMiddleware
+from hub.core.openapi import install_openapi
+from hub.core.settings import Settings, get_settings
+from hub.health.service import ReadinessCheck
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
+    """Build the ASGI app. ``database`` lets tests share an engine; otherwise one is made here."""
+    settings = with_dev_secrets(settings or get_settings())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = database or Database.from_url(
+            settings.database_url, pool_size=settings.database_pool_size
+        )
+        app.state.db = db
+        try:
+            yield
+        finally:
+            if database is None:
+                await db.dispose()
+
+    app = FastAPI(
+        title="MCP Hub",
+        version=__version__,
+        description="Multi-tenant control plane for Model Context Protocol tools.",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    readiness: list[ReadinessCheck] = []
+    app.state.readiness_checks = readiness
+    install_exception_handlers(app)
+    install_openapi(app)
+    app.include_router(api_router)
+    app.add_middleware(RequestContextMiddleware)
+    return app

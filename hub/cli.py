@@ -1,0 +1,76 @@
+"""The ``hub`` command (typer): serve, migrate, and operator tasks (DESIGN §2)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from hub import __version__
+from hub.core.devsecrets import with_dev_secrets
+from hub.core.logging import configure_logging
+from hub.core.settings import ConfigError, Settings, get_settings
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="MCP Hub control plane.")
+db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
+app.add_typer(db_app, name="db")
+
+
+def runtime_settings() -> Settings:
+    """Settings for a real run: environment plus generated development secrets when allowed."""
+    try:
+        return with_dev_secrets(get_settings())
+    except ConfigError as exc:
+        typer.echo(f"hub: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def version() -> None:
+    """Print the hub's version."""
+    typer.echo(__version__)
+
+
+@app.command()
+def serve(
+    host: str | None = typer.Option(None, help="Listen address (default HUB_HOST)."),
+    port: int | None = typer.Option(None, help="Listen port (default HUB_PORT)."),
+) -> None:
+    """Serve the REST API and the gateway endpoint."""
+    import uvicorn
+
+    from hub.app import create_app
+
+    settings = runtime_settings()
+    configure_logging(settings.log_level)
+    application = create_app(settings)
+    uvicorn.run(
+        application,
+        host=host or settings.host,
+        port=settings.port if port is None else port,
+        log_config=None,
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=20,
+    )
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = typer.Argument("head")) -> None:
+    """Migrate the database (HUB_DATABASE_URL) up to REVISION."""
+    from hub.core.migrations import upgrade
+
+    settings = runtime_settings()
+    configure_logging(settings.log_level)
+    upgrade(settings.database_url, revision)
+    typer.echo(f"database at {revision}", err=True)
+
+
+def main() -> None:
+    try:
+        app()
+    except ConfigError as exc:
+        typer.echo(f"hub: {exc}", err=True)
+        sys.exit(2)

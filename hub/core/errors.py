@@ -1,0 +1,110 @@
+"""The one error tree of the hub and the body every error response has (DESIGN §4, §13).
+
+Every failure a client can see is a :class:`HubError`; one handler turns it into
+``{"error": {"code", "message", "request_id", …}}``. Messages are the hub's own fixed text:
+they never quote request input, upstream text or a secret.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "BadRequest",
+    "Conflict",
+    "DiscoveryFailed",
+    "Forbidden",
+    "HubError",
+    "InternalError",
+    "NotFound",
+    "ServiceUnavailable",
+    "Unauthorized",
+    "error_body",
+]
+
+
+class HubError(Exception):
+    """Base of every error the API reports; carries a status, a stable code and a safe message."""
+
+    status_code: ClassVar[int] = 500
+    code: ClassVar[str] = "internal_error"
+    default_message: ClassVar[str] = "internal server error"
+
+    def __init__(self, message: str | None = None, **extra: Any) -> None:
+        self.message = message or self.default_message
+        self.extra = extra
+        super().__init__(self.message)
+
+    def body(self, request_id: str) -> dict[str, Any]:
+        return error_body(self.code, self.message, request_id, **self.extra)
+
+
+class BadRequest(HubError):
+    """The request body or parameters are invalid (never FastAPI's 422)."""
+
+    status_code = 400
+    code = "invalid_request"
+    default_message = "the request is invalid"
+
+
+class Unauthorized(HubError):
+    """No valid API key. One identical body for every cause (missing, garbage, revoked, …)."""
+
+    status_code = 401
+    code = "unauthorized"
+    default_message = "a valid API key is required"
+
+
+class Forbidden(HubError):
+    """The caller is authenticated but a grant decision does not allow the action."""
+
+    status_code = 403
+    code = "forbidden"
+    default_message = "not permitted"
+
+
+class NotFound(HubError):
+    """Absent, or owned by another tenant: both read the same."""
+
+    status_code = 404
+    code = "not_found"
+    default_message = "not found"
+
+
+class Conflict(HubError):
+    """The request conflicts with the current state (duplicate, stale version, still referenced)."""
+
+    status_code = 409
+    code = "conflict"
+    default_message = "conflict"
+
+
+class DiscoveryFailed(HubError):
+    """An upstream MCP server could not be discovered; ``reason`` is a stable code (DESIGN §5)."""
+
+    status_code = 422
+    code = "discovery_failed"
+    default_message = "discovery failed"
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(message, reason=reason)
+        self.reason = reason
+
+
+class ServiceUnavailable(HubError):
+    """A dependency of the hub (its database) is unavailable."""
+
+    status_code = 503
+    code = "service_unavailable"
+    default_message = "service unavailable"
+
+
+class InternalError(HubError):
+    """An unexpected failure; the client sees only this fixed message and the request id."""
+
+
+def error_body(code: str, message: str, request_id: str, **extra: Any) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    error.update(extra)
+    error["request_id"] = request_id
+    return {"error": error}

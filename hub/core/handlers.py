@@ -1,0 +1,83 @@
+"""Exception handlers: every error leaves the app in the one body shape of DESIGN §4/§13.
+
+Validation errors become 400 ``invalid_request`` with ``details: [{loc, msg}]`` and never the
+``input`` or ``ctx`` pydantic puts in them (those can hold a submitted secret). Starlette's own
+HTTP errors (unknown route 404, wrong method 405) get the same shape.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, cast
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import InterfaceError, OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: TID251
+
+from hub.core.errors import BadRequest, HubError, ServiceUnavailable, error_body
+
+__all__ = ["install_exception_handlers", "request_id_of"]
+
+log = logging.getLogger("hub.errors")
+
+_STARLETTE_CODES = {
+    400: ("invalid_request", "the request is invalid"),
+    401: ("unauthorized", "a valid API key is required"),
+    403: ("forbidden", "not permitted"),
+    404: ("not_found", "not found"),
+    405: ("method_not_allowed", "method not allowed"),
+    406: ("not_acceptable", "not acceptable"),
+    413: ("payload_too_large", "payload too large"),
+    415: ("unsupported_media_type", "unsupported media type"),
+}
+
+
+def request_id_of(request: Request) -> str:
+    return str(getattr(request.state, "request_id", "") or "")
+
+
+def _safe_details(errors: Any) -> list[dict[str, Any]]:
+    details = []
+    for err in errors:
+        loc = [p for p in err.get("loc", ()) if isinstance(p, str | int)]
+        msg = str(err.get("msg", "invalid value"))
+        details.append({"loc": loc, "msg": msg})
+    return details
+
+
+async def _hub_error(request: Request, exc: Exception) -> JSONResponse:
+    exc = cast(HubError, exc)
+    headers = {"www-authenticate": "Bearer"} if exc.status_code == 401 else None
+    return JSONResponse(exc.body(request_id_of(request)), exc.status_code, headers=headers)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    body = BadRequest().body(request_id_of(request))
+    body["error"]["details"] = _safe_details(cast(RequestValidationError, exc).errors())
+    return JSONResponse(body, 400)
+
+
+async def _starlette_error(request: Request, exc: Exception) -> JSONResponse:
+    exc = cast(StarletteHTTPException, exc)
+    code, message = _STARLETTE_CODES.get(exc.status_code, ("http_error", "request failed"))
+    headers = dict(exc.headers) if exc.headers else None
+    return JSONResponse(
+        error_body(code, message, request_id_of(request)), exc.status_code, headers=headers
+    )
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    # A dropped connection or an unreachable server: 503, not a 500 with driver text.
+    log.warning("database unavailable: %s", type(exc).__name__)
+    return JSONResponse(ServiceUnavailable().body(request_id_of(request)), 503)
+
+
+def install_exception_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(HubError, _hub_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _starlette_error)
+    app.add_exception_handler(OperationalError, _database_error)
+    app.add_exception_handler(InterfaceError, _database_error)
+    app.add_exception_handler(ConnectionRefusedError, _database_error)

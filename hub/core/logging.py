@@ -1,0 +1,144 @@
+"""Structured JSON logs to stderr, with the request context and live-secret redaction (DESIGN §11).
+
+The standard library's logging with a small JSON formatter: the record's own fields plus the
+request id, tenant and principal bound in context variables by the request middleware and the
+authentication dependency. :func:`redacting` registers a secret for the duration of the code that
+uses it; :class:`RedactingFilter` (installed on the handler) replaces every registered secret in a
+record's rendered message and arguments with ``[redacted]``, so a library that logs a header value
+cannot leak it. ``httpx2``/``httpcore2`` loggers stay at WARNING: httpx2 logs every URL at INFO.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = [
+    "RedactingFilter",
+    "bind_context",
+    "configure_logging",
+    "current_request_id",
+    "log_context",
+    "redact",
+    "redacting",
+]
+
+_request_id: ContextVar[str | None] = ContextVar("hub_request_id", default=None)
+_tenant_id: ContextVar[str | None] = ContextVar("hub_tenant_id", default=None)
+_principal_id: ContextVar[str | None] = ContextVar("hub_principal_id", default=None)
+
+_QUIET_LOGGERS = ("httpx2", "httpcore2", "httpx", "httpcore", "hpack", "aiosqlite", "asyncio")
+REDACTED = "[redacted]"
+
+_live_secrets: Counter[str] = Counter()
+_live_lock = threading.Lock()
+
+
+def current_request_id() -> str | None:
+    return _request_id.get()
+
+
+def log_context() -> dict[str, str]:
+    ctx = {
+        "request_id": _request_id.get(),
+        "tenant_id": _tenant_id.get(),
+        "principal_id": _principal_id.get(),
+    }
+    return {k: v for k, v in ctx.items() if v}
+
+
+def bind_context(
+    *, request_id: str | None = None, tenant_id: str | None = None, principal_id: str | None = None
+) -> None:
+    """Bind request context for every later log line of the current task."""
+    if request_id is not None:
+        _request_id.set(request_id)
+    if tenant_id is not None:
+        _tenant_id.set(tenant_id)
+    if principal_id is not None:
+        _principal_id.set(principal_id)
+
+
+@contextlib.contextmanager
+def redacting(*secrets: str) -> Iterator[None]:
+    """Register secrets (at least 4 characters) as live while the block runs; logs redact them."""
+    values = [s for s in secrets if s and len(s) >= 4]
+    with _live_lock:
+        _live_secrets.update(values)
+    try:
+        yield
+    finally:
+        with _live_lock:
+            _live_secrets.subtract(values)
+            for value in values:
+                if _live_secrets[value] <= 0:
+                    del _live_secrets[value]
+
+
+def redact(text: str) -> str:
+    """Replace every live secret in ``text``."""
+    with _live_lock:
+        live = list(_live_secrets)
+    for secret in live:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """Render the message once, redact live secrets in it, and drop the raw arguments."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _live_secrets:
+            try:
+                message = record.getMessage()
+            except Exception:  # a broken format string must not break logging
+                message = str(record.msg)
+            record.msg = redact(message)
+            record.args = None
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, request context, extras."""
+
+    _RESERVED = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        payload: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        payload.update(log_context())
+        for key, value in record.__dict__.items():
+            if key not in self._RESERVED and not key.startswith("_"):
+                payload[key] = value
+        if record.exc_info:
+            payload["exception"] = redact(self.formatException(record.exc_info))
+        return json.dumps(payload, default=str)
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """Send JSON lines to stderr (idempotent: replaces the handler it installed before)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_hub_handler", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RedactingFilter())
+    handler._hub_handler = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level)
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,144 @@
+"""The hub's one settings object.
+
+Everything configurable comes from the environment with the ``HUB_`` prefix (DESIGN §2); nothing
+else in the hub reads ``os.environ``. List-valued settings are comma-separated strings parsed here,
+explicitly, rather than pydantic-settings' JSON decoding, so ``HUB_EGRESS_ALLOW_CIDRS=10.0.0.0/8,…``
+works as an operator would type it.
+
+``production`` refuses to start with generated or missing secrets or with the embedded SQLite
+database; ``development`` fills in missing secrets from a generated file under the data directory
+(see :mod:`hub.core.devsecrets`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+__all__ = ["ConfigError", "Settings", "get_settings", "load_settings"]
+
+DEFAULT_SQLITE_URL = "sqlite+aiosqlite:///.hub/hub.db"
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names what is wrong (never a secret value)."""
+
+
+def _split_csv(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    """Settings of one hub process (DESIGN §2)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="HUB_",
+        extra="ignore",
+        hide_input_in_errors=True,
+        frozen=True,
+    )
+
+    env: Literal["development", "production"] = "development"
+    data_dir: Path = Path(".hub")
+    database_url: str = DEFAULT_SQLITE_URL
+    database_pool_size: int = Field(default=10, ge=1, le=200)
+
+    # Secrets: a keyring "kid:base64(32 bytes),kid2:…", the active key id, the API-key pepper.
+    encryption_keys: SecretStr | None = None
+    active_key_id: str | None = None
+    api_key_pepper: SecretStr | None = None
+    # Set by hub.core.devsecrets when the values above came from a generated development file.
+    secrets_generated: bool = False
+
+    # Egress (DESIGN §6)
+    allow_loopback: bool = False
+    egress_allow_cidrs: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    extra_origins: dict[str, list[str]] = Field(default_factory=dict)
+    tls_ca_file: Path | None = None
+    discovery_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    tool_call_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    max_operation_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    egress_max_per_origin: int = Field(default=8, ge=1, le=1024)
+
+    # Serving
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("egress_allow_cidrs", mode="before")
+    @classmethod
+    def _parse_cidrs(cls, value: object) -> object:
+        return _split_csv(value)
+
+    @field_validator("egress_allow_cidrs")
+    @classmethod
+    def _check_cidrs(cls, value: list[str]) -> list[str]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                raise ValueError(
+                    "HUB_EGRESS_ALLOW_CIDRS holds an entry that is not a CIDR"
+                ) from None
+        return value
+
+    @field_validator("extra_origins", mode="before")
+    @classmethod
+    def _parse_extra_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError:
+                raise ValueError("HUB_EXTRA_ORIGINS must be a JSON object") from None
+        return value
+
+    @model_validator(mode="after")
+    def _production_rules(self) -> Settings:
+        if self.env != "production":
+            return self
+        problems: list[str] = []
+        if self.secrets_generated:
+            problems.append("generated development secrets are not allowed")
+        if self.encryption_keys is None:
+            problems.append("HUB_ENCRYPTION_KEYS is missing")
+        if self.api_key_pepper is None:
+            problems.append("HUB_API_KEY_PEPPER is missing")
+        if "database_url" not in self.model_fields_set:
+            problems.append("HUB_DATABASE_URL is missing")
+        elif self.is_sqlite:
+            problems.append("HUB_DATABASE_URL must not be SQLite in production")
+        if self.allow_loopback:
+            problems.append("HUB_ALLOW_LOOPBACK must not be set in production")
+        if problems:
+            raise ValueError("production settings refused: " + "; ".join(problems))
+        return self
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the environment; a validation problem becomes a ConfigError naming the fields."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors(include_input=False, include_context=False):
+            loc = ".".join(str(p) for p in err["loc"]) or "settings"
+            parts.append(f"{loc}: {err['msg']}")
+        raise ConfigError("invalid configuration: " + "; ".join(parts)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

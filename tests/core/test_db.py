@@ -1,0 +1,71 @@
+"""Database behaviour the hub relies on, on both backends."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import Column, MetaData, Table, Uuid, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from hub.core.db import Database
+from hub.core.dbtypes import UTCDateTime
+
+_meta = MetaData()
+_probe = Table("_probe_times", _meta, Column("id", Uuid(), primary_key=True), Column("at", UTCDateTime()))
+
+
+async def test_datetimes_come_back_utc_aware(session: AsyncSession) -> None:
+    import uuid
+
+    conn = await session.connection()
+    await conn.run_sync(lambda c: _probe.create(c))
+    paris = timezone(timedelta(hours=1))
+    stamp = datetime(2026, 11, 30, 12, 0, tzinfo=paris)
+    row_id = uuid.uuid4()
+    await session.execute(_probe.insert().values(id=row_id, at=stamp))
+    value = (await session.execute(select(_probe.c.at))).scalar_one()
+    assert value.tzinfo is not None
+    assert value.utcoffset() == timedelta(0)
+    assert value == stamp
+    with pytest.raises(Exception, match="naive"):
+        await session.execute(_probe.insert().values(id=uuid.uuid4(), at=datetime(2026, 1, 1)))  # noqa: DTZ001
+
+
+async def test_sqlite_pragmas(engine: AsyncEngine) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite-only pragmas")
+    async with engine.connect() as conn:
+        assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar_one() == 1
+        assert (await conn.execute(text("PRAGMA journal_mode"))).scalar_one() == "wal"
+
+
+async def test_concurrent_writers_queue_instead_of_failing(database: Database) -> None:
+    """Write sessions take the lock at BEGIN, so read-then-write transactions never deadlock."""
+    engine = database.engine
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE IF NOT EXISTS _probe_counter (n INTEGER NOT NULL)"))
+        await conn.execute(text("DELETE FROM _probe_counter"))
+        await conn.execute(text("INSERT INTO _probe_counter (n) VALUES (0)"))
+
+    async def bump() -> None:
+        async with database.session(write=True) as session:
+            lock = " FOR UPDATE" if not database.is_sqlite else ""
+            n = (await session.execute(text(f"SELECT n FROM _probe_counter{lock}"))).scalar_one()
+            await asyncio.sleep(0.01)
+            await session.execute(text("UPDATE _probe_counter SET n = :n"), {"n": n + 1})
+
+    try:
+        await asyncio.gather(*(bump() for _ in range(10)))
+        async with engine.connect() as conn:
+            assert (await conn.execute(text("SELECT n FROM _probe_counter"))).scalar_one() == 10
+    finally:
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP TABLE _probe_counter"))
+
+
+def test_utc_helper_is_aware() -> None:
+    from hub.core.clock import now
+
+    assert now().tzinfo is UTC

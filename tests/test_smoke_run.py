@@ -1,0 +1,55 @@
+"""``make run`` in an empty directory migrates, serves, and answers /healthz on a random port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.mark.slow
+def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env.update({"HUB_PORT": str(port), "HUB_HOST": "127.0.0.1"})
+    proc = subprocess.Popen(
+        ["make", "--no-print-directory", "-f", str(ROOT / "Makefile"), "run"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        body = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                response = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                body = response.json()
+                break
+            except httpx2.TransportError:
+                time.sleep(0.2)
+        assert body == {"data": {"status": "ok"}}, proc.poll()
+        assert (tmp_path / ".hub" / "hub.db").exists()
+        secrets_file = tmp_path / ".hub" / "dev-secrets.json"
+        assert secrets_file.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert b"GENERATED DEVELOPMENT SECRETS" in err
