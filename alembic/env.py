@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import logging.config
 
+from alembic import context
 from sqlalchemy.engine import Connection
 
 import hub.models  # noqa: F401  (registers every table on the metadata)
-from alembic import context
 from hub.core.db import create_engine
 from hub.core.settings import get_settings
 from hub.models.base import Base

@@ -12,6 +12,7 @@ from hub.api import api_router
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.handlers import install_exception_handlers
+from hub.core.logging import install_log_redaction
 from hub.core.middleware import RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
@@ -23,6 +24,7 @@ __all__ = ["create_app"]
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
     """Build the ASGI app. ``database`` lets tests share an engine; otherwise one is made here."""
     settings = with_dev_secrets(settings or get_settings())
+    install_log_redaction()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

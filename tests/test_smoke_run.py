@@ -51,5 +51,5 @@ def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
         assert secrets_file.stat().st_mode & 0o777 == 0o600
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     assert b"GENERATED DEVELOPMENT SECRETS" in err

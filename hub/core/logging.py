@@ -26,6 +26,7 @@ __all__ = [
     "bind_context",
     "configure_logging",
     "current_request_id",
+    "install_log_redaction",
     "log_context",
     "redact",
     "redacting",
@@ -93,17 +94,42 @@ def redact(text: str) -> str:
     return text
 
 
+def _redact_record(record: logging.LogRecord) -> None:
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken format string must not break logging
+        message = str(record.msg)
+    record.msg = redact(message)
+    record.args = None
+
+
+def install_log_redaction() -> None:
+    """Redact live secrets in every log record as it is created, whatever handler receives it.
+
+    A record factory (not a handler filter) so that records of third-party loggers reaching any
+    handler (pytest's caplog included) are covered. Idempotent; costs one emptiness check per record
+    while no secret is live.
+    """
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "_hub_redacting", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if _live_secrets:
+            _redact_record(record)
+        return record
+
+    factory._hub_redacting = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
 class RedactingFilter(logging.Filter):
     """Render the message once, redact live secrets in it, and drop the raw arguments."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if _live_secrets:
-            try:
-                message = record.getMessage()
-            except Exception:  # a broken format string must not break logging
-                message = str(record.msg)
-            record.msg = redact(message)
-            record.args = None
+            _redact_record(record)
         return True
 
 
@@ -140,5 +166,6 @@ def configure_logging(level: str = "INFO") -> None:
     handler._hub_handler = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level)
+    install_log_redaction()
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alembic.config import Config
-
 from alembic import command
+from alembic.config import Config
 
 __all__ = ["alembic_config", "downgrade", "upgrade"]
 

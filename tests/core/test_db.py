@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Column, MetaData, Table, Uuid, select, text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import Database
 from hub.core.dbtypes import UTCDateTime
 
 _meta = MetaData()
-_probe = Table("_probe_times", _meta, Column("id", Uuid(), primary_key=True), Column("at", UTCDateTime()))
+_probe = Table(
+    "_probe_times", _meta, Column("id", Uuid(), primary_key=True), Column("at", UTCDateTime())
+)
 
 
 async def test_datetimes_come_back_utc_aware(session: AsyncSession) -> None:
@@ -33,12 +36,14 @@ async def test_datetimes_come_back_utc_aware(session: AsyncSession) -> None:
         await session.execute(_probe.insert().values(id=uuid.uuid4(), at=datetime(2026, 1, 1)))  # noqa: DTZ001
 
 
-async def test_sqlite_pragmas(engine: AsyncEngine) -> None:
-    if engine.dialect.name != "sqlite":
-        pytest.skip("SQLite-only pragmas")
-    async with engine.connect() as conn:
-        assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar_one() == 1
-        assert (await conn.execute(text("PRAGMA journal_mode"))).scalar_one() == "wal"
+async def test_sqlite_pragmas(tmp_path: Path) -> None:
+    db = Database.from_url(f"sqlite+aiosqlite:///{tmp_path / 'p.db'}")
+    try:
+        async with db.engine.connect() as conn:
+            assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar_one() == 1
+            assert (await conn.execute(text("PRAGMA journal_mode"))).scalar_one() == "wal"
+    finally:
+        await db.dispose()
 
 
 async def test_concurrent_writers_queue_instead_of_failing(database: Database) -> None:
@@ -51,8 +56,10 @@ async def test_concurrent_writers_queue_instead_of_failing(database: Database) -
 
     async def bump() -> None:
         async with database.session(write=True) as session:
-            lock = " FOR UPDATE" if not database.is_sqlite else ""
-            n = (await session.execute(text(f"SELECT n FROM _probe_counter{lock}"))).scalar_one()
+            query = "SELECT n FROM _probe_counter"
+            if not database.is_sqlite:
+                query += " FOR UPDATE"
+            n = (await session.execute(text(query))).scalar_one()
             await asyncio.sleep(0.01)
             await session.execute(text("UPDATE _probe_counter SET n = :n"), {"n": n + 1})
 
