@@ -17,6 +17,7 @@ $(STAMP): $(ROOT)/pyproject.toml
 ## run: migrate the embedded SQLite database, bootstrap on first start, serve on HUB_HOST:HUB_PORT
 run: $(STAMP)
 	$(BIN)/hub db upgrade
+	$(BIN)/hub bootstrap --if-absent
 	$(BIN)/hub serve
 
 ## lint: format check, lint, strict typing, layering contracts, no model drift

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
+from hub.principals.endpoints import platform_router, whoami_router
+from hub.principals.endpoints import router as principals_router
+from hub.tenants.endpoints import router as tenants_router
 
 __all__ = ["api_router"]
 
 api_router = APIRouter()
 api_router.include_router(health_router)
+api_router.include_router(whoami_router)
+api_router.include_router(platform_router)
+api_router.include_router(tenants_router)
+api_router.include_router(principals_router)
+api_router.include_router(grants_router)

@@ -9,6 +9,8 @@ from fastapi import FastAPI
 
 from hub import __version__
 from hub.api import api_router
+from hub.auth.failures import audit_failed_request
+from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.handlers import install_exception_handlers
@@ -16,6 +18,7 @@ from hub.core.logging import install_log_redaction
 from hub.core.middleware import RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
+from hub.grants.cache import PolicyCache
 from hub.health.service import ReadinessCheck
 
 __all__ = ["create_app"]
@@ -24,6 +27,7 @@ __all__ = ["create_app"]
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
     """Build the ASGI app. ``database`` lets tests share an engine; otherwise one is made here."""
     settings = with_dev_secrets(settings or get_settings())
+    keyring = Keyring.from_settings(settings)  # a malformed keyring stops the hub here
     install_log_redaction()
 
     @asynccontextmanager
@@ -47,6 +51,9 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         redoc_url=None,
     )
     app.state.settings = settings
+    app.state.keyring = keyring
+    app.state.policy_cache = PolicyCache()
+    app.state.failure_hooks = [audit_failed_request]
     readiness: list[ReadinessCheck] = []
     app.state.readiness_checks = readiness
     install_exception_handlers(app)

@@ -8,7 +8,8 @@ real, committing database emptied after the test (tests that need commits, and e
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import httpx2
@@ -109,3 +110,32 @@ async def client(app: FastAPI) -> AsyncIterator[httpx2.AsyncClient]:
     transport = httpx2.ASGITransport(app=app)
     async with httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as http:
         yield http
+
+
+class ClockControl:
+    """A movable clock for tests (the only thing besides DNS answers that tests fake)."""
+
+    def __init__(self) -> None:
+        from datetime import UTC, datetime
+
+        self.current = datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        from datetime import timedelta
+
+        self.current += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock_control() -> Iterator[ClockControl]:
+    from hub.core.clock import set_clock
+
+    control = ClockControl()
+    set_clock(control.now)
+    try:
+        yield control
+    finally:
+        set_clock(None)

@@ -34,6 +34,12 @@ _STARLETTE_CODES = {
 }
 
 
+async def _run_failure_hooks(request: Request, exc: Exception) -> None:
+    """Let the app's failure hooks (audit of denied/failed attempts) see the error."""
+    for hook in getattr(request.app.state, "failure_hooks", ()):
+        await hook(request, exc)
+
+
 def request_id_of(request: Request) -> str:
     return str(getattr(request.state, "request_id", "") or "")
 
@@ -49,11 +55,13 @@ def _safe_details(errors: Any) -> list[dict[str, Any]]:
 
 async def _hub_error(request: Request, exc: Exception) -> JSONResponse:
     exc = cast(HubError, exc)
+    await _run_failure_hooks(request, exc)
     headers = {"www-authenticate": "Bearer"} if exc.status_code == 401 else None
     return JSONResponse(exc.body(request_id_of(request)), exc.status_code, headers=headers)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    await _run_failure_hooks(request, exc)
     body = BadRequest().body(request_id_of(request))
     body["error"]["details"] = _safe_details(cast(RequestValidationError, exc).errors())
     return JSONResponse(body, 400)

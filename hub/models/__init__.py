@@ -1,5 +1,10 @@
 """Every ORM model, imported here so Alembic and the app see the whole schema at once."""
 
+from hub.models.api_key import ApiKey
+from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
+from hub.models.grant import Grant
+from hub.models.principal import Principal
+from hub.models.tenant import Tenant
 
-__all__ = ["Base"]
+__all__ = ["ApiKey", "AuditEvent", "Base", "Grant", "Principal", "Tenant"]

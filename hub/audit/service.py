@@ -1,0 +1,104 @@
+"""Recording audit events.
+
+A successful mutation records its event with :func:`record` in the request's own transaction, so
+the event commits (or rolls back) with the change. A denied or failed attempt is recorded with
+:func:`record_failure` in a fresh short transaction after the request's rollback, so it survives.
+Details hold identifiers and fingerprints only; callers must never put a secret in them.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.audit import repository
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.tenancy import TenantId
+from hub.models import AuditEvent
+
+__all__ = ["Outcome", "record", "record_failure"]
+
+log = logging.getLogger("hub.audit")
+
+Outcome = str  # "success" | "denied" | "failed"
+
+
+def _event(
+    *,
+    tenant_id: TenantId | None,
+    actor_id: uuid.UUID | None,
+    action: str,
+    resource: str,
+    outcome: Outcome,
+    request_id: str | None,
+    details: dict[str, Any] | None,
+) -> AuditEvent:
+    return AuditEvent(
+        id=uuid.uuid4(),
+        tenant_id=tenant_id.value if tenant_id is not None else None,
+        at=clock.now(),
+        actor_id=actor_id,
+        action=action,
+        resource=resource[:512],
+        outcome=outcome,
+        request_id=request_id,
+        details=details or {},
+    )
+
+
+async def record(
+    session: AsyncSession,
+    *,
+    tenant_id: TenantId | None,
+    actor_id: uuid.UUID | None,
+    action: str,
+    resource: str,
+    request_id: str | None,
+    outcome: Outcome = "success",
+    details: dict[str, Any] | None = None,
+) -> None:
+    """Record an event inside the caller's transaction."""
+    await repository.insert_event(
+        session,
+        _event(
+            tenant_id=tenant_id,
+            actor_id=actor_id,
+            action=action,
+            resource=resource,
+            outcome=outcome,
+            request_id=request_id,
+            details=details,
+        ),
+    )
+
+
+async def record_failure(
+    db: Database,
+    *,
+    tenant_id: TenantId | None,
+    actor_id: uuid.UUID | None,
+    action: str,
+    resource: str,
+    request_id: str | None,
+    outcome: Outcome,
+    details: dict[str, Any] | None = None,
+) -> None:
+    """Record a denied or failed attempt in a fresh short transaction (never raises)."""
+    try:
+        async with db.session(write=True) as session:
+            await record(
+                session,
+                tenant_id=tenant_id,
+                actor_id=actor_id,
+                action=action,
+                resource=resource,
+                request_id=request_id,
+                outcome=outcome,
+                details=details,
+            )
+    except Exception:  # the audit of a failure must not turn it into a 500
+        log.exception("could not record audit event for %s", action)

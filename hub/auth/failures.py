@@ -1,0 +1,45 @@
+"""Audit of denied and failed requests (DESIGN §13 "Audit").
+
+Installed as a failure hook on the app: when a request by an authenticated caller ends in an error,
+its transaction has already rolled back; this records one event with outcome ``denied`` (403) or
+``failed`` (any other error of a mutating request) in a fresh short transaction. Reads that fail
+for other reasons (e.g. 404) are not audited.
+"""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from hub.audit.service import record_failure
+from hub.auth.caller import Caller
+from hub.core.deps import get_database
+from hub.core.errors import Forbidden, HubError
+
+__all__ = ["audit_failed_request"]
+
+_MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+async def audit_failed_request(request: Request, exc: Exception) -> None:
+    caller: Caller | None = getattr(request.state, "caller", None)
+    if caller is None:
+        return
+    denied = isinstance(exc, Forbidden)
+    if not denied and request.method not in _MUTATING:
+        return
+    route = request.scope.get("route")
+    action = getattr(route, "name", None) or "request"
+    details: dict[str, object] = {"method": request.method}
+    if isinstance(exc, HubError):
+        details["status"] = exc.status_code
+        details["code"] = exc.code
+    await record_failure(
+        get_database(request),
+        tenant_id=caller.tenant_id,
+        actor_id=caller.principal_id,
+        action=action,
+        resource=request.url.path,
+        request_id=caller.request_id,
+        outcome="denied" if denied else "failed",
+        details=details,
+    )

@@ -1,0 +1,1 @@
+"""Grants: the policy engine, role templates and the grants API (DESIGN §8)."""

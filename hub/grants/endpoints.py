@@ -1,0 +1,71 @@
+"""Tenant routes for grants (DESIGN §4, §12)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Response
+
+from hub.auth.caller import TenantAccess
+from hub.auth.deps import authorize, parse_id, policy_cache
+from hub.core.deps import SessionDep
+from hub.core.pagination import PageParamsDep
+from hub.grants import service
+from hub.grants.cache import PolicyCache
+from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision, GrantRead
+
+router = APIRouter(prefix="/tenants/{t}/grants", tags=["grants"])
+
+CacheDep = Annotated[PolicyCache, Depends(policy_cache)]
+
+
+@router.post("", status_code=201, name="grant.create")
+async def create_grant(
+    body: GrantCreate,
+    session: SessionDep,
+    cache: CacheDep,
+    access: Annotated[TenantAccess, authorize("grant", "write")],
+) -> dict[str, Any]:
+    """Grant a principal allow, ask or deny for an action on a resource pattern."""
+    grant = await service.create_grant(session, cache, access, body)
+    return {"data": GrantRead.model_validate(grant)}
+
+
+@router.get("", name="grant.list")
+async def list_grants(
+    session: SessionDep,
+    page: PageParamsDep,
+    access: Annotated[TenantAccess, authorize("grant", "read")],
+    principal_id: Annotated[uuid.UUID | None, Query()] = None,
+) -> dict[str, Any]:
+    """List grants, optionally of one principal."""
+    result = await service.list_grants(session, access, page, principal_id)
+    return {
+        "data": [GrantRead.model_validate(g) for g in result.items],
+        "next_cursor": result.next_cursor,
+    }
+
+
+@router.delete("/{g}", status_code=204, name="grant.delete")
+async def delete_grant(
+    g: str,
+    session: SessionDep,
+    cache: CacheDep,
+    access: Annotated[TenantAccess, authorize("grant", "write", item="g")],
+) -> Response:
+    """Delete a grant; every replica honours it on the next request."""
+    await service.delete_grant(session, cache, access, parse_id(g))
+    return Response(status_code=204)
+
+
+@router.post("/check", name="grant.check")
+async def check_grant(
+    body: GrantCheck,
+    session: SessionDep,
+    cache: CacheDep,
+    access: Annotated[TenantAccess, authorize("grant", "read")],
+) -> dict[str, Any]:
+    """The decision a principal would get, and the grant that decides it."""
+    decision = await service.check_grant(session, cache, access, body)
+    return {"data": GrantDecision(effect=decision.effect, grant_id=decision.grant_id)}

@@ -1,0 +1,288 @@
+"""The grant engine: a pure function of (grants, resource, action, time) to a decision (DESIGN §8).
+
+Rules:
+
+- A resource pattern is exact (``credential:3f…``), a literal prefix ending at a ``:`` or ``.``
+  boundary followed by ``*`` (``tool:linear.*``, ``credential:*``), or ``*`` alone.
+- A grant matches a request when its pattern matches the resource, its action is the request's
+  action or ``*``, it has not expired, and its conditions hold at the time of the request.
+- The most specific matching pattern wins: exact beats any wildcard, a longer literal prefix beats
+  a shorter one, ``*`` is least specific. Specificity belongs to the pattern alone: an exact
+  action does not outrank ``*``. Among the matches at the winning specificity, deny beats ask beats
+  allow. No match is deny.
+
+A principal's grants are compiled once into :class:`CompiledPolicy`, an index keyed by the
+pattern's literal part, so a decision looks up the exact resource, then each boundary prefix of it
+from longest to shortest, then ``*``: O(length of the resource) dictionary probes, independent of
+how many grants the principal holds. Nothing here does I/O; the clock is passed in.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, time
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+__all__ = [
+    "ACTIONS",
+    "EFFECTS",
+    "CompiledPolicy",
+    "Decision",
+    "GrantRule",
+    "PolicyError",
+    "TimeWindow",
+    "covers",
+    "may_confer",
+    "parse_conditions",
+    "validate_pattern",
+]
+
+Effect = Literal["allow", "ask", "deny"]
+ACTIONS = ("read", "write", "use", "decide", "call", "*")
+EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
+_EFFECT_RANK: Mapping[str, int] = {"deny": 3, "ask": 2, "allow": 1}
+RESOURCE_KINDS = (
+    "principal",
+    "credential",
+    "server",
+    "catalog",
+    "deployment",
+    "grant",
+    "approval",
+    "audit",
+    "tool",
+)
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_LITERAL_RE = re.compile(r"^[A-Za-z0-9_:.\-/@+=~]*$")
+MAX_PATTERN_LENGTH = 512
+
+
+class PolicyError(ValueError):
+    """A pattern, action or condition is invalid; the message is safe to return as a 400."""
+
+
+def validate_pattern(pattern: str) -> str:
+    """Return ``pattern`` if it is a valid resource pattern, else raise PolicyError."""
+    if not pattern or len(pattern) > MAX_PATTERN_LENGTH:
+        raise PolicyError("resource pattern must be 1 to 512 characters")
+    if pattern == "*":
+        return pattern
+    literal = pattern[:-1] if pattern.endswith("*") else pattern
+    if "*" in literal:
+        raise PolicyError("'*' may appear only once, at the end of a resource pattern")
+    if pattern.endswith("*") and literal[-1:] not in (":", "."):
+        raise PolicyError("a trailing '*' must follow a ':' or '.' boundary")
+    if not _LITERAL_RE.match(literal):
+        raise PolicyError("resource pattern contains characters that are not allowed")
+    kind = literal.split(":", 1)[0]
+    if kind not in RESOURCE_KINDS:
+        raise PolicyError("resource pattern must start with a known resource kind")
+    if kind == "audit" and literal != "audit":
+        raise PolicyError("the audit resource takes no qualifier")
+    return pattern
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """``{"start": "09:00", "end": "17:00", "tz": "Europe/Paris", "days": ["mon", …]}``."""
+
+    start: time
+    end: time
+    tz: ZoneInfo
+    days: frozenset[int] | None
+
+    def holds(self, at: datetime) -> bool:
+        local = at.astimezone(self.tz)
+        if self.days is not None and local.weekday() not in self.days:
+            return False
+        now = local.time().replace(tzinfo=None)
+        if self.start <= self.end:
+            return self.start <= now < self.end
+        return now >= self.start or now < self.end  # a window across midnight
+
+
+def _parse_hhmm(value: object, name: str) -> time:
+    if not isinstance(value, str) or not re.fullmatch(r"\d{2}:\d{2}", value):
+        raise PolicyError(f"time_window.{name} must be HH:MM")
+    hours, minutes = int(value[:2]), int(value[3:])
+    if hours > 23 or minutes > 59:
+        raise PolicyError(f"time_window.{name} must be HH:MM")
+    return time(hours, minutes)
+
+
+def _parse_time_window(raw: object) -> TimeWindow:
+    if not isinstance(raw, dict):
+        raise PolicyError("time_window must be an object")
+    unknown = set(raw) - {"start", "end", "tz", "days"}
+    if unknown:
+        raise PolicyError("time_window has unknown keys")
+    start = _parse_hhmm(raw.get("start"), "start")
+    end = _parse_hhmm(raw.get("end"), "end")
+    if start == end:
+        raise PolicyError("time_window.start and end must differ")
+    tz_name = raw.get("tz", "UTC")
+    try:
+        if not isinstance(tz_name, str):
+            raise ZoneInfoNotFoundError
+        tz = ZoneInfo(tz_name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise PolicyError("time_window.tz is not a known time zone") from None
+    days_raw = raw.get("days")
+    days: frozenset[int] | None = None
+    if days_raw is not None:
+        if not isinstance(days_raw, list) or not days_raw:
+            raise PolicyError("time_window.days must be a non-empty list")
+        if not all(isinstance(d, str) and d in _DAYS for d in days_raw):
+            raise PolicyError("time_window.days holds an unknown day")
+        days = frozenset(_DAYS.index(d) for d in days_raw)
+    return TimeWindow(start=start, end=end, tz=tz, days=days)
+
+
+def parse_conditions(raw: Mapping[str, Any] | None) -> TimeWindow | None:
+    """Validate a grant's conditions; only ``time_window`` exists (unknown keys are errors)."""
+    if not raw:
+        return None
+    unknown = set(raw) - {"time_window"}
+    if unknown:
+        raise PolicyError("unknown condition key")
+    return _parse_time_window(raw["time_window"])
+
+
+@dataclass(frozen=True)
+class GrantRule:
+    """One grant as the engine sees it."""
+
+    id: uuid.UUID
+    resource: str
+    action: str
+    effect: Effect
+    expires_at: datetime | None = None
+    window: TimeWindow | None = None
+
+    def applies(self, action: str, at: datetime) -> bool:
+        if self.action != "*" and self.action != action:
+            return False
+        if self.expires_at is not None and self.expires_at <= at:
+            return False
+        return self.window is None or self.window.holds(at)
+
+
+@dataclass(frozen=True)
+class Decision:
+    effect: Effect
+    grant_id: uuid.UUID | None
+
+
+DENY = Decision("deny", None)
+
+
+def _strongest(rules: Iterable[GrantRule], action: str, at: datetime) -> GrantRule | None:
+    best: GrantRule | None = None
+    for rule in rules:
+        if rule.applies(action, at) and (
+            best is None or _EFFECT_RANK[rule.effect] > _EFFECT_RANK[best.effect]
+        ):
+            best = rule
+    return best
+
+
+def _boundaries(resource: str) -> list[int]:
+    """Indexes just past each ':' or '.' in ``resource``, longest prefix first."""
+    return [i + 1 for i in range(len(resource) - 1, -1, -1) if resource[i] in ":."]
+
+
+@dataclass
+class CompiledPolicy:
+    """A principal's grants indexed for O(resource length) decisions."""
+
+    exact: dict[str, list[GrantRule]] = field(default_factory=dict)
+    prefixes: dict[str, list[GrantRule]] = field(default_factory=dict)
+    anything: list[GrantRule] = field(default_factory=list)
+    size: int = 0
+
+    @classmethod
+    def compile(cls, rules: Iterable[GrantRule]) -> CompiledPolicy:
+        policy = cls()
+        for rule in rules:
+            policy.size += 1
+            if rule.resource == "*":
+                policy.anything.append(rule)
+            elif rule.resource.endswith("*"):
+                policy.prefixes.setdefault(rule.resource[:-1], []).append(rule)
+            else:
+                policy.exact.setdefault(rule.resource, []).append(rule)
+        return policy
+
+    def decide(self, resource: str, action: str, at: datetime) -> Decision:
+        """The effect for ``action`` on ``resource`` at time ``at``, and the grant that decided."""
+        candidates = self.exact.get(resource)
+        if candidates:
+            best = _strongest(candidates, action, at)
+            if best is not None:
+                return Decision(best.effect, best.id)
+        for end in _boundaries(resource):
+            candidates = self.prefixes.get(resource[:end])
+            if candidates:
+                best = _strongest(candidates, action, at)
+                if best is not None:
+                    return Decision(best.effect, best.id)
+        best = _strongest(self.anything, action, at)
+        return Decision(best.effect, best.id) if best is not None else DENY
+
+    def rules(self) -> Iterable[GrantRule]:
+        yield from self.anything
+        for group in self.prefixes.values():
+            yield from group
+        for group in self.exact.values():
+            yield from group
+
+
+def covers(pattern: str, other: str) -> bool:
+    """True when every resource ``other`` can match is also matched by ``pattern``."""
+    if pattern == "*":
+        return True
+    if other == "*":
+        return False
+    if not pattern.endswith("*"):
+        return pattern == other
+    return other.startswith(pattern[:-1])
+
+
+def may_confer(
+    holder: CompiledPolicy,
+    resource: str,
+    action: str,
+    at: datetime,
+    *,
+    expires_at: datetime | None = None,
+) -> bool:
+    """Whether ``holder`` holds, with ``allow``, everything a grant (resource, action) confers.
+
+    Every concrete action the grant covers must be allowed on the pattern itself, by a grant that is
+    unconditional and does not expire before the new one; and no non-allow grant of the holder may
+    sit inside the conferred scope (a deny carved out of the holder's wildcard must not be handed on
+    as an allow). No escalation (DESIGN §8).
+    """
+    actions = [a for a in ACTIONS if a != "*"] if action == "*" else [action]
+    by_id = {rule.id: rule for rule in holder.rules()}
+    for concrete in actions:
+        decision = holder.decide(resource, concrete, at)
+        if decision.effect != "allow" or decision.grant_id is None:
+            return False
+        rule = by_id[decision.grant_id]
+        if rule.window is not None:
+            return False
+        if rule.expires_at is not None and (expires_at is None or expires_at > rule.expires_at):
+            return False
+    for rule in holder.rules():
+        if rule.effect == "allow" or not covers(resource, rule.resource):
+            continue
+        if rule.expires_at is not None and rule.expires_at <= at:
+            continue
+        if rule.action == "*" or action == "*" or rule.action == action:
+            return False
+    return True

@@ -1,0 +1,90 @@
+"""Every grants query. Tenant-owned queries start from ``scoped(…, TenantId)``."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.core.pagination import PageParams, paginate
+from hub.core.tenancy import TenantId, scoped
+from hub.models import Grant, Principal
+
+__all__ = [
+    "bump_grants_version",
+    "find_duplicate",
+    "get_grant",
+    "get_principal",
+    "grants_of",
+    "list_grants",
+]
+
+
+async def get_principal(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> Principal | None:
+    query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def grants_of(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> tuple[int, Sequence[Grant]]:
+    """The principal's grants_version and every grant, read in one session."""
+    version_query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
+    principal = (await session.execute(version_query)).scalar_one_or_none()
+    if principal is None:
+        return -1, ()
+    query = scoped(Grant, tenant_id).where(Grant.principal_id == principal_id)
+    return principal.grants_version, (await session.execute(query)).scalars().all()
+
+
+async def get_grant(
+    session: AsyncSession, tenant_id: TenantId, grant_id: uuid.UUID
+) -> Grant | None:
+    query = scoped(Grant, tenant_id).where(Grant.id == grant_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def find_duplicate(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID, resource: str, action: str
+) -> Grant | None:
+    query = scoped(Grant, tenant_id).where(
+        Grant.principal_id == principal_id, Grant.resource == resource, Grant.action == action
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def list_grants(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    params: PageParams,
+    principal_id: uuid.UUID | None = None,
+) -> Sequence[Grant]:
+    query = scoped(Grant, tenant_id)
+    if principal_id is not None:
+        query = query.where(Grant.principal_id == principal_id)
+    query = paginate(query, params, Grant.created_at, Grant.id)
+    return (await session.execute(query)).scalars().all()
+
+
+async def bump_grants_version(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> None:
+    await session.execute(
+        update(Principal)
+        .where(Principal.tenant_id == tenant_id.value, Principal.id == principal_id)
+        .values(grants_version=Principal.grants_version + 1)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def current_version(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> int | None:
+    query = select(Principal.grants_version).where(
+        Principal.tenant_id == tenant_id.value, Principal.id == principal_id
+    )
+    return (await session.execute(query)).scalar_one_or_none()

@@ -1,0 +1,52 @@
+"""Grant request and response bodies (DESIGN §12)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+__all__ = ["GrantCheck", "GrantCreate", "GrantDecision", "GrantRead"]
+
+Action = Literal["read", "write", "use", "decide", "call", "*"]
+Effect = Literal["allow", "ask", "deny"]
+
+
+class GrantCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    principal_id: uuid.UUID
+    resource: str = Field(min_length=1, max_length=512)
+    action: Action
+    effect: Effect
+    conditions: dict[str, Any] | None = None
+    expires_at: AwareDatetime | None = None
+
+
+class GrantRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    principal_id: uuid.UUID
+    resource: str
+    action: str
+    effect: str
+    conditions: dict[str, Any]
+    expires_at: datetime | None
+    created_by: uuid.UUID | None
+    created_at: datetime
+
+
+class GrantCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    principal_id: uuid.UUID
+    resource: str = Field(min_length=1, max_length=512)
+    action: Action
+
+
+class GrantDecision(BaseModel):
+    effect: Effect
+    grant_id: uuid.UUID | None

@@ -1,0 +1,274 @@
+"""Grant rules: decisions for callers, grant CRUD, role templates, and no escalation (DESIGN §8)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.audit.service import record
+from hub.auth.caller import TenantAccess
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
+from hub.core.pagination import Page, PageParams, page_of
+from hub.core.tenancy import TenantId
+from hub.grants import repository
+from hub.grants.cache import PolicyCache
+from hub.grants.policy import (
+    CompiledPolicy,
+    Decision,
+    GrantRule,
+    PolicyError,
+    may_confer,
+    parse_conditions,
+    validate_pattern,
+)
+from hub.grants.schemas import GrantCheck, GrantCreate
+from hub.grants.templates import ROLE_TEMPLATES
+from hub.models import Grant
+
+__all__ = [
+    "apply_role_template",
+    "check_grant",
+    "create_grant",
+    "decide",
+    "delete_grant",
+    "ensure_may_act_as",
+    "ensure_may_assign_role",
+    "list_grants",
+    "load_policy",
+]
+
+log = logging.getLogger("hub.grants")
+
+PLATFORM_ALLOW = Decision("allow", None)
+
+
+def to_rule(grant: Grant) -> GrantRule:
+    try:
+        window = parse_conditions(grant.conditions)
+    except PolicyError:  # stored conditions are validated on write; fail closed if not
+        log.error("grant %s has invalid stored conditions; it now denies", grant.id)
+        return GrantRule(grant.id, grant.resource, grant.action, "deny", grant.expires_at, None)
+    return GrantRule(
+        id=grant.id,
+        resource=grant.resource,
+        action=grant.action,
+        effect=grant.effect,  # type: ignore[arg-type]
+        expires_at=grant.expires_at,
+        window=window,
+    )
+
+
+async def load_policy(
+    session: AsyncSession, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID
+) -> CompiledPolicy:
+    """Compile the principal's grants and cache them under the version read with them."""
+    version, grants = await repository.grants_of(session, tenant_id, principal_id)
+    policy = CompiledPolicy.compile(to_rule(g) for g in grants)
+    if version >= 0:
+        cache.put(principal_id, version, policy)
+    return policy
+
+
+async def _caller_policy(db: Database, cache: PolicyCache, access: TenantAccess) -> CompiledPolicy:
+    caller = access.caller
+    policy = cache.get(caller.principal_id, caller.grants_version)
+    if policy is None:
+        async with db.session(write=False) as session:
+            policy = await load_policy(session, cache, access.tenant_id, caller.principal_id)
+    return policy
+
+
+async def decide(
+    db: Database, cache: PolicyCache, access: TenantAccess, resource: str, action: str
+) -> Decision:
+    """The caller's decision for ``action`` on ``resource`` (the platform admin is allowed)."""
+    if access.caller.is_platform_admin:
+        return PLATFORM_ALLOW
+    policy = await _caller_policy(db, cache, access)
+    return policy.decide(resource, action, clock.now())
+
+
+def _validated(data: GrantCreate) -> None:
+    try:
+        validate_pattern(data.resource)
+        parse_conditions(data.conditions)
+    except PolicyError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+async def _ensure_may_confer(
+    session: AsyncSession,
+    cache: PolicyCache,
+    access: TenantAccess,
+    grants: Sequence[tuple[str, str, str]],
+    expires_at: object = None,
+) -> None:
+    if access.caller.is_platform_admin:
+        return
+    holder = await load_policy(session, cache, access.tenant_id, access.caller.principal_id)
+    now = clock.now()
+    for resource, action, effect in grants:
+        if effect == "deny":
+            continue  # a deny confers nothing
+        if not may_confer(holder, resource, action, now, expires_at=expires_at):  # type: ignore[arg-type]
+            raise Forbidden("a grant may only confer what its creator holds")
+
+
+async def ensure_may_assign_role(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, role: str | None
+) -> None:
+    """Creating a principal with ``role`` needs everything the role confers; only a
+    tenant_admin (or the platform admin) may create a tenant_admin."""
+    if role is None or access.caller.is_platform_admin:
+        return
+    if role == "tenant_admin" and access.caller.role != "tenant_admin":
+        raise Forbidden("only a tenant_admin may create a tenant_admin")
+    await _ensure_may_confer(session, cache, access, ROLE_TEMPLATES[role])
+
+
+async def ensure_may_act_as(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, principal_id: uuid.UUID
+) -> None:
+    """Minting a key for another principal hands on all of its power: the caller must hold it."""
+    if access.caller.is_platform_admin or principal_id == access.actor_id:
+        return
+    target = await repository.get_principal(session, access.tenant_id, principal_id)
+    if (
+        target is not None
+        and target.role == "tenant_admin"
+        and access.caller.role != "tenant_admin"
+    ):
+        raise Forbidden("only a tenant_admin may act for a tenant_admin")
+    _version, grants = await repository.grants_of(session, access.tenant_id, principal_id)
+    now = clock.now()
+    live = [
+        (g.resource, g.action, g.effect)
+        for g in grants
+        if g.expires_at is None or g.expires_at > now
+    ]
+    await _ensure_may_confer(session, cache, access, live)
+
+
+async def apply_role_template(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    principal_id: uuid.UUID,
+    role: str | None,
+    created_by: uuid.UUID | None,
+) -> None:
+    """Insert the role's grants as rows (the caller has already checked the right to assign it)."""
+    if not role:
+        return
+    for resource, action, effect in ROLE_TEMPLATES[role]:
+        session.add(
+            Grant(
+                id=uuid.uuid4(),
+                tenant_id=tenant_id.value,
+                principal_id=principal_id,
+                resource=resource,
+                action=action,
+                effect=effect,
+                conditions={},
+                created_by=created_by,
+                created_at=clock.now(),
+            )
+        )
+    await session.flush()
+    await repository.bump_grants_version(session, tenant_id, principal_id)
+
+
+async def create_grant(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, data: GrantCreate
+) -> Grant:
+    _validated(data)
+    principal = await repository.get_principal(session, access.tenant_id, data.principal_id)
+    if principal is None:
+        raise NotFound("principal not found")
+    await _ensure_may_confer(
+        session, cache, access, [(data.resource, data.action, data.effect)], data.expires_at
+    )
+    duplicate = await repository.find_duplicate(
+        session, access.tenant_id, data.principal_id, data.resource, data.action
+    )
+    if duplicate is not None:
+        raise Conflict("the principal already has a grant for this resource and action")
+    grant = Grant(
+        id=uuid.uuid4(),
+        tenant_id=access.tenant_id.value,
+        principal_id=data.principal_id,
+        resource=data.resource,
+        action=data.action,
+        effect=data.effect,
+        conditions=data.conditions or {},
+        expires_at=data.expires_at,
+        created_by=access.actor_id,
+        created_at=clock.now(),
+    )
+    session.add(grant)
+    await session.flush()
+    await repository.bump_grants_version(session, access.tenant_id, data.principal_id)
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action="grant.create",
+        resource=f"grant:{grant.id}",
+        request_id=access.request_id,
+        details={
+            "principal_id": str(data.principal_id),
+            "resource": data.resource,
+            "action": data.action,
+            "effect": data.effect,
+        },
+    )
+    return grant
+
+
+async def delete_grant(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, grant_id: uuid.UUID
+) -> None:
+    grant = await repository.get_grant(session, access.tenant_id, grant_id)
+    if grant is None:
+        raise NotFound("grant not found")
+    if grant.effect != "allow":
+        # removing a deny or ask can widen what its principal may do: same rule as conferring
+        await _ensure_may_confer(session, cache, access, [(grant.resource, grant.action, "allow")])
+    await session.delete(grant)
+    await session.flush()
+    await repository.bump_grants_version(session, access.tenant_id, grant.principal_id)
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action="grant.delete",
+        resource=f"grant:{grant.id}",
+        request_id=access.request_id,
+        details={"principal_id": str(grant.principal_id), "resource": grant.resource},
+    )
+
+
+async def list_grants(
+    session: AsyncSession,
+    access: TenantAccess,
+    params: PageParams,
+    principal_id: uuid.UUID | None,
+) -> Page[Grant]:
+    rows = await repository.list_grants(session, access.tenant_id, params, principal_id)
+    return page_of(rows, params, lambda g: (g.created_at, g.id))
+
+
+async def check_grant(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, data: GrantCheck
+) -> Decision:
+    principal = await repository.get_principal(session, access.tenant_id, data.principal_id)
+    if principal is None:
+        raise NotFound("principal not found")
+    policy = cache.get(principal.id, principal.grants_version)
+    if policy is None:
+        policy = await load_policy(session, cache, access.tenant_id, principal.id)
+    return policy.decide(data.resource, data.action, clock.now())

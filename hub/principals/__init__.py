@@ -1,0 +1,1 @@
+"""Principals (users, agents, services), their API keys, the platform admin and ``/whoami``."""

@@ -1,0 +1,97 @@
+"""Every principals and api_keys query. Tenant-owned queries start from ``scoped(…)``."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.core.pagination import PageParams, paginate
+from hub.core.tenancy import TenantId, scoped
+from hub.models import ApiKey, Grant, Principal
+
+__all__ = [
+    "get_key",
+    "get_platform_admin_key",
+    "get_principal",
+    "grants_of",
+    "list_keys",
+    "list_principals",
+    "platform_admins",
+]
+
+
+async def get_principal(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> Principal | None:
+    query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def list_principals(
+    session: AsyncSession, tenant_id: TenantId, params: PageParams
+) -> Sequence[Principal]:
+    query = paginate(scoped(Principal, tenant_id), params, Principal.created_at, Principal.id)
+    return (await session.execute(query)).scalars().all()
+
+
+async def get_key(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID, key_id: uuid.UUID
+) -> ApiKey | None:
+    query = scoped(ApiKey, tenant_id).where(
+        ApiKey.principal_id == principal_id, ApiKey.id == key_id
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def list_keys(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID, params: PageParams
+) -> Sequence[ApiKey]:
+    query = scoped(ApiKey, tenant_id).where(ApiKey.principal_id == principal_id)
+    query = paginate(query, params, ApiKey.created_at, ApiKey.id)
+    return (await session.execute(query)).scalars().all()
+
+
+async def grants_of(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> Sequence[Grant]:
+    query = scoped(Grant, tenant_id).where(Grant.principal_id == principal_id)
+    return (await session.execute(query.order_by(Grant.created_at, Grant.id))).scalars().all()
+
+
+# --- the platform admin lives outside tenants: these queries are explicitly unscoped ---
+
+
+async def platform_admins(session: AsyncSession) -> Sequence[Principal]:
+    query = select(Principal).where(
+        Principal.is_platform_admin.is_(True), Principal.tenant_id.is_(None)
+    )
+    return (await session.execute(query)).scalars().all()
+
+
+async def get_platform_principal(
+    session: AsyncSession, principal_id: uuid.UUID
+) -> Principal | None:
+    query = select(Principal).where(
+        Principal.id == principal_id, Principal.is_platform_admin.is_(True)
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_platform_admin_key(
+    session: AsyncSession, principal_id: uuid.UUID, key_id: uuid.UUID
+) -> ApiKey | None:
+    query = select(ApiKey).where(
+        ApiKey.id == key_id, ApiKey.principal_id == principal_id, ApiKey.tenant_id.is_(None)
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def list_platform_admin_keys(
+    session: AsyncSession, principal_id: uuid.UUID, params: PageParams
+) -> Sequence[ApiKey]:
+    query = select(ApiKey).where(ApiKey.principal_id == principal_id, ApiKey.tenant_id.is_(None))
+    query = paginate(query, params, ApiKey.created_at, ApiKey.id)
+    return (await session.execute(query)).scalars().all()

@@ -1,0 +1,96 @@
+"""Principal and API-key bodies (DESIGN §12). No Read schema carries a key."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from hub.grants.schemas import GrantRead
+
+__all__ = [
+    "KeyCreate",
+    "KeyCreated",
+    "KeyRead",
+    "KeyRoll",
+    "PrincipalCreate",
+    "PrincipalRead",
+    "PrincipalUpdate",
+    "WhoAmI",
+]
+
+Kind = Literal["user", "agent", "service"]
+Role = Literal["tenant_admin", "operator", "deployer", "agent"]
+
+
+class PrincipalCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Kind
+    name: str = Field(min_length=1, max_length=200)
+    role: Role | None = None
+
+
+class PrincipalUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class PrincipalRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    kind: str
+    name: str
+    role: str | None
+    status: Literal["active", "disabled"]
+    created_at: datetime
+    disabled_at: datetime | None
+
+
+class KeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    expires_at: AwareDatetime | None = None
+
+
+class KeyRoll(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    old_key_expires_at: AwareDatetime = Field(
+        description="When the rolled key stops working (now or later, never later than before)"
+    )
+    expires_at: AwareDatetime | None = Field(default=None, description="Expiry of the new key")
+
+
+class KeyRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    prefix: str
+    last4: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class KeyCreated(BaseModel):
+    """The only schema that carries a key: the answer to creating or rolling one."""
+
+    id: uuid.UUID
+    key: str
+    prefix: str
+    last4: str
+    expires_at: datetime | None
+    created_at: datetime
+
+
+class WhoAmI(BaseModel):
+    principal: PrincipalRead
+    tenant_id: uuid.UUID | None
+    is_platform_admin: bool
+    grants: list[GrantRead]

@@ -1,0 +1,1 @@
+"""Tenants: created and managed by the platform admin (DESIGN §4, §12)."""

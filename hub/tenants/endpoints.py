@@ -1,0 +1,61 @@
+"""Platform routes: tenants (platform admin only; tenant principals get 403)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+
+from hub.auth.deps import PlatformAdminDep, parse_id
+from hub.core.deps import SessionDep
+from hub.core.pagination import PageParamsDep
+from hub.tenants import service
+from hub.tenants.schemas import TenantCreate, TenantRead, TenantUpdate
+
+router = APIRouter(prefix="/tenants", tags=["tenants"])
+
+
+@router.post("", status_code=201, name="tenant.create")
+async def create_tenant(
+    body: TenantCreate, caller: PlatformAdminDep, session: SessionDep
+) -> dict[str, Any]:
+    """Create a tenant."""
+    tenant = await service.create_tenant(session, caller.principal_id, caller.request_id, body)
+    return {"data": TenantRead.model_validate(tenant)}
+
+
+@router.get("", name="tenant.list")
+async def list_tenants(
+    caller: PlatformAdminDep, session: SessionDep, page: PageParamsDep
+) -> dict[str, Any]:
+    """List tenants."""
+    result = await service.list_tenants(session, page)
+    return {
+        "data": [TenantRead.model_validate(t) for t in result.items],
+        "next_cursor": result.next_cursor,
+    }
+
+
+@router.get("/{t}", name="tenant.get")
+async def get_tenant(t: str, caller: PlatformAdminDep, session: SessionDep) -> dict[str, Any]:
+    """Get a tenant."""
+    tenant = await service.get_tenant(session, parse_id(t))
+    return {"data": TenantRead.model_validate(tenant)}
+
+
+@router.patch("/{t}", name="tenant.update")
+async def update_tenant(
+    t: str, body: TenantUpdate, caller: PlatformAdminDep, session: SessionDep
+) -> dict[str, Any]:
+    """Rename, disable or re-enable a tenant."""
+    tenant = await service.update_tenant(
+        session, caller.principal_id, caller.request_id, parse_id(t), body
+    )
+    return {"data": TenantRead.model_validate(tenant)}
+
+
+@router.delete("/{t}", status_code=204, name="tenant.disable")
+async def disable_tenant(t: str, caller: PlatformAdminDep, session: SessionDep) -> Response:
+    """Disable a tenant (tenants are never deleted); its keys stop working at once."""
+    await service.disable_tenant(session, caller.principal_id, caller.request_id, parse_id(t))
+    return Response(status_code=204)

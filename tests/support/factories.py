@@ -1,0 +1,88 @@
+"""Small async factories that write real rows through the hub's own services."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.tenancy import TenantId, system_scope
+from hub.grants.service import apply_role_template
+from hub.models import Principal, Tenant
+from hub.principals.bootstrap import bootstrap_platform_admin
+from hub.principals.keys import issue_key
+from tests.conftest import TEST_PEPPER
+
+PEPPER = TEST_PEPPER.encode()
+
+
+@dataclass
+class Actor:
+    principal_id: uuid.UUID
+    tenant_id: uuid.UUID | None
+    key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.key}"}
+
+
+def scope_of(tenant_id: uuid.UUID) -> TenantId:
+    return system_scope(tenant_id, reason="test factory")
+
+
+async def make_tenant(db: Database, slug: str | None = None, status: str = "active") -> Tenant:
+    tenant = Tenant(
+        id=uuid.uuid4(),
+        slug=slug or f"t-{uuid.uuid4().hex[:10]}",
+        name="Test tenant",
+        status=status,
+        created_at=clock.now(),
+    )
+    async with db.session() as session:
+        session.add(tenant)
+    return tenant
+
+
+async def make_principal(
+    db: Database,
+    tenant_id: uuid.UUID,
+    *,
+    role: str | None = "tenant_admin",
+    kind: str = "user",
+    name: str = "someone",
+) -> Actor:
+    principal_id = uuid.uuid4()
+    async with db.session() as session:
+        session.add(
+            Principal(
+                id=principal_id,
+                tenant_id=tenant_id,
+                kind=kind,
+                name=name,
+                role=role,
+                is_platform_admin=False,
+                grants_version=0,
+                created_at=clock.now(),
+            )
+        )
+        await session.flush()
+        await apply_role_template(session, scope_of(tenant_id), principal_id, role, None)
+        _row, key = issue_key(
+            session, PEPPER, tenant_id=tenant_id, principal_id=principal_id, expires_at=None
+        )
+    return Actor(principal_id=principal_id, tenant_id=tenant_id, key=key)
+
+
+async def make_platform_admin(db: Database) -> Actor:
+    key = await bootstrap_platform_admin(db, PEPPER, force=True)
+    from hub.auth.keys import parse_key
+    from hub.auth.repository import find_key
+
+    parsed = parse_key(key)
+    assert parsed is not None
+    async with db.session(write=False) as session:
+        record = await find_key(session, parsed.key_id)
+    assert record is not None
+    return Actor(principal_id=record.principal.id, tenant_id=None, key=key)
