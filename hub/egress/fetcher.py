@@ -1,0 +1,269 @@
+"""The pinned fetcher: the only way the hub talks to the outside world (DESIGN §6).
+
+One :class:`Fetcher` per application (made in the lifespan, closed at shutdown) owns the connection
+pool, the TLS context (system store plus ``HUB_TLS_CA_FILE``) and the per-origin slots. Work is done
+in an :class:`Operation`, one per logical exchange (a discovery, a tool call, a token refresh)::
+
+    async with fetcher.operation(pin="https://mcp.example.com", deadline_s=30, bearer=secret) as op:
+        response = await op.request("POST", "https://mcp.example.com/mcp", json=message)
+
+Rules an operation enforces, and why:
+
+- **One total deadline** (``asyncio.timeout``) around the whole block — DNS, connects, every
+  request, every body and the caller's own parsing — because per-phase timeouts never stop a
+  server that drips one byte at a time. Expiry leaves the block as :class:`EgressTimeout`.
+- **Pinned origin**: a request may only go to ``pin`` or the extra origins configured for it
+  (``HUB_EXTRA_ORIGINS``); anything else is :class:`OriginRefused` before any connection, so a
+  credential is never sent to a host it was not registered for.
+- **The bearer** is checked as a header value on creation (:class:`InvalidSecret` before any I/O),
+  registered for log redaction while the block runs, and sent only as ``Authorization: Bearer``.
+  Callers cannot set ``Authorization`` (or framing headers) themselves.
+- **No redirects, no proxies, no cookies, no retries**: ``follow_redirects=False`` and any 3xx is
+  :class:`RedirectRefused` without contacting ``Location``; ``trust_env=False`` so environment
+  proxies are ignored; a cookie jar that accepts nothing, so no state leaks between operations.
+- **Byte caps** per body, per SSE event and per operation (see :mod:`hub.egress.responses`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx2
+
+from hub.core.logging import install_log_redaction, redacting
+from hub.egress.addresses import DestinationPolicy
+from hub.egress.config import EgressConfig
+from hub.egress.errors import EgressTimeout, InvalidSecret, OriginRefused, RedirectRefused
+from hub.egress.limits import ByteBudget, OriginLimiter
+from hub.egress.network import Dialer, PolicyBackend, Resolver, SystemResolver, TcpDialer
+from hub.egress.responses import EgressResponse, StreamedResponse, translate_httpx_error
+from hub.egress.transport import PinnedTransport
+from hub.egress.urls import is_header_safe_secret, origin_of, validate_url
+
+__all__ = ["Fetcher", "Operation", "build_ssl_context"]
+
+USER_AGENT = "mcp-hub"
+# Set by the fetcher itself; a caller setting one is a bug, refused loudly.
+_RESERVED_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "host",
+        "accept-encoding",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "te",
+        "upgrade",
+        "cookie",
+    }
+)
+
+
+def build_ssl_context(ca_file: Path | None) -> ssl.SSLContext:
+    """The system trust store, plus ``ca_file`` when set; hostname checks on, TLS 1.2 minimum."""
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    if ca_file is not None:
+        context.load_verify_locations(cafile=str(ca_file))
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+def _refuse_all_cookies() -> CookieJar:
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+
+
+class Fetcher:
+    """The application's one outbound HTTP client; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        config: EgressConfig,
+        *,
+        resolver: Resolver | None = None,
+        dialer: Dialer | None = None,
+    ) -> None:
+        install_log_redaction()
+        self.config = config
+        self.backend = PolicyBackend(
+            DestinationPolicy(config.allow_loopback, tuple(config.allow_cidrs)),
+            resolver if resolver is not None else SystemResolver(),
+            dialer if dialer is not None else TcpDialer(),
+        )
+        self.transport = PinnedTransport(
+            backend=self.backend,
+            ssl_context=build_ssl_context(config.tls_ca_file),
+            max_connections=config.max_connections,
+            keepalive_expiry=config.keepalive_expiry_s,
+        )
+        self._client = httpx2.AsyncClient(
+            transport=self.transport,
+            follow_redirects=False,
+            trust_env=False,
+            cookies=_refuse_all_cookies(),
+            headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
+            timeout=httpx2.Timeout(
+                connect=config.connect_timeout_s,
+                read=config.read_timeout_s,
+                write=config.write_timeout_s,
+                pool=config.pool_timeout_s,
+            ),
+        )
+        self.limiter = OriginLimiter(config.max_per_origin)
+
+    def __repr__(self) -> str:
+        return "<Fetcher>"
+
+    def operation(self, *, pin: str, deadline_s: float, bearer: str | None = None) -> Operation:
+        """A new operation pinned to ``pin``; use it as ``async with``."""
+        return Operation(self, pin=pin, deadline_s=deadline_s, bearer=bearer)
+
+    async def send(self, request: httpx2.Request) -> httpx2.Response:
+        """Send one built request, headers read, body not yet (for :class:`Operation`)."""
+        try:
+            return await self._client.send(request, stream=True)
+        except httpx2.HTTPError as exc:
+            failure = translate_httpx_error(exc)
+        raise failure
+
+    def build_request(
+        self, method: str, url: str, *, json: Any, content: bytes | None, headers: httpx2.Headers
+    ) -> httpx2.Request:
+        return self._client.build_request(method, url, json=json, content=content, headers=headers)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def __aenter__(self) -> Fetcher:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class Operation:
+    """One logical exchange under one deadline, pinned to one origin; an async context manager."""
+
+    def __init__(
+        self, fetcher: Fetcher, *, pin: str, deadline_s: float, bearer: str | None
+    ) -> None:
+        if bearer is not None and not is_header_safe_secret(bearer):
+            raise InvalidSecret()
+        if not deadline_s > 0:
+            raise ValueError("deadline_s must be positive")
+        config = fetcher.config
+        self._fetcher = fetcher
+        self.pin = origin_of(validate_url(pin, config))
+        self.allowed_origins = config.allowed_origins(self.pin)
+        self.deadline_s = deadline_s
+        self.budget = ByteBudget(config.max_operation_bytes)
+        self._bearer = bearer
+        self._timeout: asyncio.Timeout | None = None
+        self._redaction: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        self._active = False
+        self._entered = False
+
+    def __repr__(self) -> str:
+        return f"<Operation pin={self.pin!r}>"
+
+    async def __aenter__(self) -> Operation:
+        if self._entered:
+            raise RuntimeError("an operation can be entered only once")
+        self._entered = True
+        if self._bearer is not None:
+            self._redaction = redacting(self._bearer)
+        self._redaction.__enter__()
+        self._timeout = asyncio.timeout(self.deadline_s)
+        await self._timeout.__aenter__()
+        self._active = True
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._active = False
+        expired = False
+        timeout, self._timeout = self._timeout, None
+        try:
+            if timeout is not None:
+                await timeout.__aexit__(exc_type, exc, tb)
+        except TimeoutError:
+            expired = True
+        finally:
+            self._redaction.__exit__(None, None, None)
+            self._bearer = None
+        if expired:
+            raise EgressTimeout() from None
+
+    def _build(
+        self,
+        method: str,
+        url: str,
+        json: Any,
+        content: bytes | None,
+        headers: Mapping[str, str] | None,
+    ) -> tuple[httpx2.Request, str]:
+        if not self._active:
+            raise RuntimeError("use the operation inside its async with block")
+        normalized = validate_url(url, self._fetcher.config)
+        origin = origin_of(normalized)
+        if origin not in self.allowed_origins:
+            raise OriginRefused()
+        merged = httpx2.Headers(headers or {})
+        for name in merged:
+            if name.lower() in _RESERVED_HEADERS:
+                raise ValueError(f"the {name.lower()} header is set by the fetcher")
+        if self._bearer is not None:
+            merged["authorization"] = f"Bearer {self._bearer}"
+        request = self._fetcher.build_request(
+            method, normalized, json=json, content=content, headers=merged
+        )
+        return request, origin
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """Send a request; yield its response with the body unread (closed when the block ends)."""
+        request, origin = self._build(method, url, json, content, headers)
+        async with self._fetcher.limiter.slot(origin):
+            response = await self._fetcher.send(request)
+            streamed = StreamedResponse(
+                response, budget=self.budget, max_bytes=self._fetcher.config.max_response_bytes
+            )
+            try:
+                if 300 <= response.status_code < 400:
+                    raise RedirectRefused()
+                yield streamed
+            finally:
+                await streamed.aclose()
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json: Any = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> EgressResponse:
+        """Send a request and read its whole (capped) body."""
+        async with self.stream(method, url, json=json, content=content, headers=headers) as resp:
+            body = await resp.read()
+            return EgressResponse(status_code=resp.status_code, headers=resp.headers, content=body)
