@@ -69,6 +69,8 @@ def validate_url(url: str, config: EgressConfig) -> str:
         raise UrlRejected("url port is not valid")
     if scheme == "http" and not (config.allow_loopback and _is_loopback_host(host)):
         raise UrlRejected("url must be absolute https")
+    if parsed.port == _DEFAULT_PORTS[scheme]:
+        parsed = parsed.copy_with(port=None)
     return str(parsed)
 
 
