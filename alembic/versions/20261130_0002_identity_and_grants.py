@@ -89,9 +89,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_principals")),
         sa.UniqueConstraint("tenant_id", "id", name=op.f("uq_principals_tenant_id_id")),
     )
-    op.create_index(
-        "ix_principals_tenant_created", "principals", ["tenant_id", "created_at", "id"]
-    )
+    op.create_index("ix_principals_tenant_created", "principals", ["tenant_id", "created_at", "id"])
     op.create_table(
         "api_keys",
         sa.Column("id", sa.Uuid(), nullable=False),

@@ -180,12 +180,15 @@ class Decision:
 DENY = Decision("deny", None)
 
 
+def _rank(rule: GrantRule) -> tuple[int, int, str]:
+    # effect decides; the rest only makes the *reported* grant independent of insertion order
+    return (_EFFECT_RANK[rule.effect], rule.action != "*", str(rule.id))
+
+
 def _strongest(rules: Iterable[GrantRule], action: str, at: datetime) -> GrantRule | None:
     best: GrantRule | None = None
     for rule in rules:
-        if rule.applies(action, at) and (
-            best is None or _EFFECT_RANK[rule.effect] > _EFFECT_RANK[best.effect]
-        ):
+        if rule.applies(action, at) and (best is None or _rank(rule) > _rank(best)):
             best = rule
     return best
 

@@ -202,7 +202,7 @@ async def create_platform_key(
         expires_at=data.expires_at,
     )
     await session.flush()
-    await _audit(session, None, caller, "api_key.create", issued[0])
+    await _audit(session, None, caller, "platform_key.create", issued[0])
     return issued
 
 
@@ -227,7 +227,7 @@ async def revoke_platform_key(session: AsyncSession, caller: Caller, key_id: uui
     if key.revoked_at is None:
         key.revoked_at = clock.now()
         await session.flush()
-    await _audit(session, None, caller, "api_key.revoke", key)
+    await _audit(session, None, caller, "platform_key.revoke", key)
 
 
 async def roll_platform_key(
@@ -245,5 +245,5 @@ async def roll_platform_key(
         expires_at=data.expires_at,
     )
     await session.flush()
-    await _audit(session, None, caller, "api_key.roll", key)
+    await _audit(session, None, caller, "platform_key.roll", key)
     return issued

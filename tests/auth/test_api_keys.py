@@ -1,4 +1,4 @@
-"""API keys: format, shown once, hash only, the uniform 401, revocation, rolling, throttled touch."""
+"""API keys: format, shown once, hash only, uniform 401, revocation, rolling, throttled touch."""
 
 from __future__ import annotations
 
@@ -104,12 +104,12 @@ async def test_every_failure_is_the_same_401(
     in_disabled_tenant = await make_principal(database, off_tenant.id)
     async with database.session() as session:
         await session.execute(
-            ApiKey.__table__.update()
+            update(ApiKey)
             .where(ApiKey.principal_id == revoked.principal_id)
             .values(revoked_at=clock.now())
         )
         await session.execute(
-            ApiKey.__table__.update()
+            update(ApiKey)
             .where(ApiKey.principal_id == expiring.principal_id)
             .values(expires_at=clock.now() + timedelta(seconds=5))
         )

@@ -1,0 +1,49 @@
+"""Domains import each other only through ``service`` and ``schemas`` (STYLE, "Shape")."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+HUB = Path(__file__).resolve().parents[1] / "hub"
+DOMAINS = {p.name for p in HUB.iterdir() if p.is_dir() and (p / "__init__.py").exists()} - {
+    "core",
+    "models",
+    "egress",
+    "mcp",
+}
+PRIVATE = ("repository", "endpoints")
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+    return names
+
+
+def test_no_domain_reaches_into_another_domains_repository_or_endpoints() -> None:
+    offences = []
+    for domain in DOMAINS:
+        for path in (HUB / domain).rglob("*.py"):
+            for name in _imports(path):
+                parts = name.split(".")
+                if (
+                    len(parts) >= 3
+                    and parts[0] == "hub"
+                    and parts[1] in DOMAINS
+                    and parts[1] != domain
+                    and parts[2] in PRIVATE
+                ):
+                    offences.append(f"{path.relative_to(HUB.parent)} imports {name}")
+    assert offences == []
+
+
+def test_fastapi_http_exception_is_not_used() -> None:
+    for path in HUB.rglob("*.py"):
+        assert "HTTPException(" not in path.read_text(), path
