@@ -51,5 +51,9 @@ def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
         assert secrets_file.stat().st_mode & 0o777 == 0o600
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
-        _out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=30)
     assert b"GENERATED DEVELOPMENT SECRETS" in err
+    # first start: the platform admin's key is printed once, alone on its line
+    keys = [line for line in out.decode().splitlines() if line.startswith("hub_")]
+    assert len(keys) == 1
+    assert len(keys[0]) == 55
