@@ -1,4 +1,4 @@
-"""Fixtures for the egress tests: a trustme CA, loopback upstreams and fetchers closed afterwards."""
+"""Egress test fixtures: a trustme CA, loopback upstreams, fetchers closed after each test."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ async def start_upstream(ca: trustme.CA) -> AsyncIterator[StartUpstream]:
 
 @pytest.fixture
 async def make_fetcher(ca_file: Path) -> AsyncIterator[MakeFetcher]:
-    """``make_fetcher(resolver=…, dialer=…, **config)``; the CA file is trusted unless overridden."""
+    """``make_fetcher(resolver=…, dialer=…, **config)``; trusts the test CA unless overridden."""
     made: list[Fetcher] = []
 
     def make(*, resolver: Any = None, dialer: Any = None, **overrides: Any) -> Fetcher:

@@ -103,6 +103,7 @@ class Upstream:
     peak_open: int = 0
     requests: list[RequestHead] = field(default_factory=list)
     server_names: list[str | None] = field(default_factory=list)
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -124,6 +125,7 @@ class Upstream:
         self._tasks.add(task)
         self.connections += 1
         self.open_now += 1
+        self.idle.clear()
         self.peak_open = max(self.peak_open, self.open_now)
         conn = Conn(reader, writer)
         try:
@@ -141,6 +143,8 @@ class Upstream:
             pass
         finally:
             self.open_now -= 1
+            if self.open_now == 0:
+                self.idle.set()
             writer.close()
             self._tasks.discard(task)
 

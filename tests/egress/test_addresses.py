@@ -10,7 +10,7 @@ from hub.egress import DestinationPolicy
 from hub.egress.addresses import embedded_ipv4, is_blocked, parse_address
 
 BLOCKED = [
-    "0.0.0.0",
+    "0.0.0.0",  # noqa: S104
     "0.1.2.3",
     "10.1.2.3",
     "100.64.0.1",
@@ -115,7 +115,7 @@ def test_allow_cidrs_never_open_unspecified_multicast_or_loopback() -> None:
     policy = DestinationPolicy(allow_cidrs=everything)
     assert policy.permits(ipaddress.ip_address("10.1.2.3"))
     for text in [
-        "0.0.0.0",
+        "0.0.0.0",  # noqa: S104
         "224.0.0.1",
         "255.255.255.255",
         "127.0.0.1",

@@ -44,7 +44,7 @@ BLOCKED_ANSWERS = [
     "64:ff9b::a9fe:a9fe",
     "2002:a9fe:a9fe::1",
     "::127.0.0.1",
-    "0.0.0.0",
+    "0.0.0.0",  # noqa: S104
     "172.16.5.4",
     "192.168.0.1",
     "224.0.0.251",
@@ -95,7 +95,7 @@ async def test_numeric_host_form_is_refused_with_zero_connections(
     url: str, make_fetcher: MakeFetcher, start_upstream: StartUpstream
 ) -> None:
     upstream = await start_upstream(json_responder())
-    loopbacks = ["127.0.0.1", "::1", "::ffff:127.0.0.1", "::127.0.0.1", "0.0.0.0"]
+    loopbacks = ["127.0.0.1", "::1", "::ffff:127.0.0.1", "::127.0.0.1", "0.0.0.0"]  # noqa: S104
     dialer = RouteDialer(dict.fromkeys(loopbacks, upstream.port))
     fetcher = make_fetcher(resolver=SystemResolver(), dialer=dialer)  # getaddrinfo's own output
     with pytest.raises(DestinationRefused):

@@ -46,7 +46,10 @@ async def echo(request: RequestHead, conn: Conn) -> bool:
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 async def test_redirect_is_refused_and_location_never_contacted(
-    status: int, make_fetcher: MakeFetcher, start_upstream: StartUpstream, listener: CountingListener
+    status: int,
+    make_fetcher: MakeFetcher,
+    start_upstream: StartUpstream,
+    listener: CountingListener,
 ) -> None:
     target = f"http://127.0.0.1:{listener.port}/x"
 
@@ -107,7 +110,9 @@ async def test_environment_proxies_are_ignored(
         "https://sub.mcp.test/mcp",
     ],
 )
-async def test_off_pin_origin_is_refused_before_connecting(url: str, make_fetcher: MakeFetcher) -> None:
+async def test_off_pin_origin_is_refused_before_connecting(
+    url: str, make_fetcher: MakeFetcher
+) -> None:
     resolver = FakeResolver({"mcp.test": [PUBLIC_V4], "other.test": [PUBLIC_V4]})
     dialer = RouteDialer()
     fetcher = make_fetcher(resolver=resolver, dialer=dialer, allow_loopback=True)
@@ -138,8 +143,12 @@ async def test_extra_origin_is_allowed_and_gets_the_bearer(
     assert main.requests[0].headers["authorization"] == "Bearer tok-123"
 
 
-@pytest.mark.parametrize("bearer", ["abc\r\nX-Injected: 1", "abc\n", "", " padded", "tab\tbed", "naïve"])
-async def test_invalid_bearer_is_refused_before_any_io(bearer: str, make_fetcher: MakeFetcher) -> None:
+@pytest.mark.parametrize(
+    "bearer", ["abc\r\nX-Injected: 1", "abc\n", "", " padded", "tab\tbed", "naïve"]
+)
+async def test_invalid_bearer_is_refused_before_any_io(
+    bearer: str, make_fetcher: MakeFetcher
+) -> None:
     resolver = FakeResolver({"mcp.test": [PUBLIC_V4]})
     dialer = RouteDialer()
     fetcher = make_fetcher(resolver=resolver, dialer=dialer)
@@ -171,7 +180,9 @@ async def test_json_request_and_response_without_cookie_persistence(
     fetcher = make_fetcher(allow_loopback=True, dialer=RouteDialer({"127.0.0.1": None}))
     url = f"http://127.0.0.1:{upstream.port}/mcp"
     async with fetcher.operation(pin=url, deadline_s=5, bearer="tok-xyz") as op:
-        first = await op.request("POST", url, json={"jsonrpc": "2.0", "id": 1}, headers={"X-Trace": "1"})
+        first = await op.request(
+            "POST", url, json={"jsonrpc": "2.0", "id": 1}, headers={"X-Trace": "1"}
+        )
         second = await op.request("POST", url, content=b"raw")
     assert first.json() == {"method": "POST", "length": len(upstream.requests[0].body)}
     assert second.json() == {"method": "POST", "length": 3}

@@ -1,0 +1,129 @@
+"""One total deadline per operation, and bounded concurrency per origin (SECURITY §1.7).
+
+Timing assertions are one-sided and generous: they prove the deadline cut the exchange, nothing
+about speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from hub.egress import EgressTimeout
+from tests.egress.conftest import MakeFetcher, StartUpstream
+from tests.egress.support import (
+    OTHER_PUBLIC_V4,
+    PUBLIC_V4,
+    Conn,
+    FakeResolver,
+    RequestHead,
+    Respond,
+    RouteDialer,
+    fetch,
+    json_responder,
+    response_head,
+)
+
+DEADLINE_S = 2.0
+LIMIT_S = 3.5
+
+
+async def drip(request: RequestHead, conn: Conn) -> bool:
+    await conn.send(
+        response_head(200, [("Content-Type", "application/json"), ("Content-Length", "1000")])
+    )
+    for _ in range(1000):
+        await conn.send(b" ")
+        await asyncio.sleep(0.5)
+    return False
+
+
+async def hang_after_headers(request: RequestHead, conn: Conn) -> bool:
+    await conn.send(
+        response_head(200, [("Content-Type", "application/json"), ("Content-Length", "10")])
+    )
+    await conn.wait_closed_by_peer()
+    return False
+
+
+async def hang_before_headers(request: RequestHead, conn: Conn) -> bool:
+    await conn.wait_closed_by_peer()
+    return False
+
+
+@pytest.mark.parametrize("respond", [drip, hang_after_headers, hang_before_headers])
+async def test_slow_upstream_is_stopped_by_the_deadline(
+    respond: Respond, make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    upstream = await start_upstream(respond, tls_names=("mcp.test",))
+    dialer = RouteDialer({PUBLIC_V4: upstream.port})
+    fetcher = make_fetcher(resolver=FakeResolver({"mcp.test": [PUBLIC_V4]}), dialer=dialer)
+    started = time.monotonic()
+    with pytest.raises(EgressTimeout) as caught:
+        await fetch(fetcher, "https://mcp.test/mcp", deadline_s=DEADLINE_S)
+    assert time.monotonic() - started < LIMIT_S
+    assert caught.value.reason == "timeout"
+
+
+async def test_slow_resolver_is_stopped_by_the_deadline(make_fetcher: MakeFetcher) -> None:
+    dialer = RouteDialer()
+    fetcher = make_fetcher(
+        resolver=FakeResolver({"mcp.test": [PUBLIC_V4]}, delay_s=30), dialer=dialer
+    )
+    started = time.monotonic()
+    with pytest.raises(EgressTimeout):
+        await fetch(fetcher, "https://mcp.test/mcp", deadline_s=DEADLINE_S)
+    assert time.monotonic() - started < LIMIT_S
+    assert dialer.dials == []
+
+
+async def test_callers_own_work_inside_the_block_counts(
+    make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    upstream = await start_upstream(json_responder())
+    fetcher = make_fetcher(allow_loopback=True, dialer=RouteDialer({"127.0.0.1": None}))
+    url = f"http://127.0.0.1:{upstream.port}/"
+
+    async def fetch_then_parse_slowly() -> None:
+        async with fetcher.operation(pin=url, deadline_s=0.5) as op:
+            await op.request("GET", url)
+            await asyncio.sleep(30)  # stands in for slow parsing
+
+    started = time.monotonic()
+    with pytest.raises(EgressTimeout):
+        await fetch_then_parse_slowly()
+    assert time.monotonic() - started < 2.0
+
+
+async def test_concurrency_is_bounded_per_origin(
+    make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    limit = 2
+    hanging = await start_upstream(hang_before_headers, tls_names=("slow.test",))
+    healthy = await start_upstream(json_responder(), tls_names=("fast.test",))
+    resolver = FakeResolver({"slow.test": [PUBLIC_V4], "fast.test": [OTHER_PUBLIC_V4]})
+    dialer = RouteDialer({PUBLIC_V4: hanging.port, OTHER_PUBLIC_V4: healthy.port})
+    fetcher = make_fetcher(resolver=resolver, dialer=dialer, max_per_origin=limit)
+
+    async def slow_call() -> BaseException | None:
+        try:
+            await fetch(fetcher, "https://slow.test/mcp", deadline_s=DEADLINE_S)
+        except EgressTimeout as exc:
+            return exc
+        return None
+
+    started = time.monotonic()
+    slow_calls = [asyncio.create_task(slow_call()) for _ in range(3 * limit)]
+    await asyncio.sleep(0.3)
+    for _ in range(5):
+        assert (
+            await fetch(fetcher, "https://fast.test/mcp", deadline_s=DEADLINE_S)
+        ).status_code == 200
+    outcomes = await asyncio.gather(*slow_calls)
+    assert time.monotonic() - started < DEADLINE_S + 1.5
+    assert all(isinstance(outcome, EgressTimeout) for outcome in outcomes)
+    assert 1 <= hanging.peak_open <= limit
+    assert hanging.connections <= limit
+    assert fetcher.limiter.in_use("https://slow.test") == 0
