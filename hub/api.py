@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from hub.credentials.endpoints import router as credentials_router
 from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
 from hub.principals.endpoints import platform_router, whoami_router
@@ -19,3 +20,4 @@ api_router.include_router(platform_router)
 api_router.include_router(tenants_router)
 api_router.include_router(principals_router)
 api_router.include_router(grants_router)
+api_router.include_router(credentials_router)

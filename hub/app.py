@@ -18,6 +18,9 @@ from hub.core.logging import install_log_redaction
 from hub.core.middleware import RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
+from hub.credentials.readiness import keyring_covers_rows
+from hub.credentials.service import CredentialContext
+from hub.egress import EgressConfig
 from hub.grants.cache import PolicyCache
 from hub.health.service import ReadinessCheck
 
@@ -54,7 +57,11 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.state.keyring = keyring
     app.state.policy_cache = PolicyCache()
     app.state.failure_hooks = [audit_failed_request]
-    readiness: list[ReadinessCheck] = []
+    egress = EgressConfig.from_settings(settings)
+    app.state.egress_config = egress
+    pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
+    app.state.credential_context = CredentialContext(keyring, egress, pepper)
+    readiness: list[ReadinessCheck] = [keyring_covers_rows(keyring)]
     app.state.readiness_checks = readiness
     install_exception_handlers(app)
     install_openapi(app)

@@ -82,6 +82,18 @@ class World:
                 headers=headers,
             )
             return {**ids, "g": r.json()["data"]["id"]}
+        if what == "credential":
+            r = await self.client.post(
+                f"/tenants/{t}/credentials",
+                json={
+                    "name": "tmp",
+                    "type": "api_key",
+                    "secret": "tmp-secret",
+                    "api_base_url": "https://tmp.example.com",
+                },
+                headers=headers,
+            )
+            return {**ids, "c": r.json()["data"]["id"]}
         if what == "platform_key":
             r = await self.client.post("/platform/keys", json={}, headers=self.platform.headers)
             return {**ids, "k": r.json()["data"]["id"]}
@@ -256,6 +268,39 @@ ROUTES: dict[str, Route] = {
         body=lambda i: {"principal_id": i["p"], "resource": "tool:x.y", "action": "call"},
         body_refs=("principal_id",),
     ),
+    # tenant: credentials
+    "credential.create": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/credentials",
+        body=lambda i: {
+            "name": "c",
+            "type": "api_key",
+            "secret": "s3cret",
+            "api_base_url": "https://api.example.com",
+        },
+        mutating=True,
+        prepare=_ids,
+        success=201,
+    ),
+    "credential.list": Route("tenant", "GET", "/tenants/{t}/credentials"),
+    "credential.get": Route("tenant", "GET", "/tenants/{t}/credentials/{c}"),
+    "credential.update": Route(
+        "tenant",
+        "PATCH",
+        "/tenants/{t}/credentials/{c}",
+        body=lambda i: {"name": "renamed"},
+        mutating=True,
+        prepare=_ids,
+    ),
+    "credential.delete": Route(
+        "tenant",
+        "DELETE",
+        "/tenants/{t}/credentials/{c}",
+        mutating=True,
+        prepare=_fresh("credential"),
+        success=204,
+    ),
 }
 
 _PARAM = re.compile(r"{(\w+)}")
@@ -324,7 +369,23 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
         json={"principal_id": p, "resource": "tool:alpha.*", "action": "call", "effect": "allow"},
         headers=headers,
     )
-    ids = {"t": t, "p": p, "k": key.json()["data"]["id"], "g": grant.json()["data"]["id"]}
+    credential = await w.client.post(
+        f"/tenants/{t}/credentials",
+        json={
+            "name": f"{label}-credential-name",
+            "type": "api_key",
+            "secret": f"{label}-secret-value",
+            "api_base_url": f"https://{label}.example.com",
+        },
+        headers=headers,
+    )
+    ids = {
+        "t": t,
+        "p": p,
+        "k": key.json()["data"]["id"],
+        "g": grant.json()["data"]["id"],
+        "c": credential.json()["data"]["id"],
+    }
     ids["key_prefix"] = key.json()["data"]["prefix"]
     return ids
 

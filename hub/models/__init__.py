@@ -3,8 +3,9 @@
 from hub.models.api_key import ApiKey
 from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
+from hub.models.credential import Credential
 from hub.models.grant import Grant
 from hub.models.principal import Principal
 from hub.models.tenant import Tenant
 
-__all__ = ["ApiKey", "AuditEvent", "Base", "Grant", "Principal", "Tenant"]
+__all__ = ["ApiKey", "AuditEvent", "Base", "Credential", "Grant", "Principal", "Tenant"]

@@ -1,0 +1,85 @@
+"""Tenant routes for credentials (DESIGN §4, §12). The secret is accepted, never returned."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from hub.auth.caller import TenantAccess
+from hub.auth.deps import authorize, parse_id
+from hub.core.deps import SessionDep
+from hub.core.pagination import PageParamsDep
+from hub.credentials import service
+from hub.credentials.schemas import CredentialCreate, CredentialRead, CredentialUpdate
+
+router = APIRouter(prefix="/tenants/{t}/credentials", tags=["credentials"])
+
+
+def credential_context(request: Request) -> service.CredentialContext:
+    ctx: service.CredentialContext = request.app.state.credential_context
+    return ctx
+
+
+ContextDep = Annotated[service.CredentialContext, Depends(credential_context)]
+
+
+@router.post("", status_code=201, name="credential.create")
+async def create_credential(
+    body: CredentialCreate,
+    session: SessionDep,
+    ctx: ContextDep,
+    access: Annotated[TenantAccess, authorize("credential", "write")],
+) -> dict[str, Any]:
+    """Store a credential; its secret is encrypted and never shown again."""
+    credential = await service.create_credential(session, ctx, access, body)
+    return {"data": CredentialRead.model_validate(credential)}
+
+
+@router.get("", name="credential.list")
+async def list_credentials(
+    session: SessionDep,
+    page: PageParamsDep,
+    access: Annotated[TenantAccess, authorize("credential", "read")],
+) -> dict[str, Any]:
+    """List credentials (never their secrets)."""
+    result = await service.list_credentials(session, access, page)
+    return {
+        "data": [CredentialRead.model_validate(c) for c in result.items],
+        "next_cursor": result.next_cursor,
+    }
+
+
+@router.get("/{c}", name="credential.get")
+async def get_credential(
+    c: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("credential", "read", item="c")],
+) -> dict[str, Any]:
+    """Get a credential (revoked ones stay readable)."""
+    credential = await service.get_credential(session, access.tenant_id, parse_id(c))
+    return {"data": CredentialRead.model_validate(credential)}
+
+
+@router.patch("/{c}", name="credential.update")
+async def update_credential(
+    c: str,
+    body: CredentialUpdate,
+    session: SessionDep,
+    ctx: ContextDep,
+    access: Annotated[TenantAccess, authorize("credential", "write", item="c")],
+) -> dict[str, Any]:
+    """Change a credential; a ``version`` that no longer matches is a 409."""
+    credential = await service.update_credential(session, ctx, access, parse_id(c), body)
+    return {"data": CredentialRead.model_validate(credential)}
+
+
+@router.delete("/{c}", status_code=204, name="credential.delete")
+async def revoke_credential(
+    c: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("credential", "write", item="c")],
+) -> Response:
+    """Revoke a credential: final, and its encrypted secrets are wiped."""
+    await service.revoke_credential(session, access, parse_id(c))
+    return Response(status_code=204)

@@ -1,0 +1,78 @@
+"""Credential bodies (DESIGN §12). The secret is write-only: no Read schema has it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+__all__ = ["CredentialCreate", "CredentialRead", "CredentialUpdate"]
+
+TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+MAX_SECRET = 8192
+MAX_METADATA_BYTES = 16_384
+
+
+def _check_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if value is None:
+        return value
+    import json
+
+    if len(json.dumps(value)) > MAX_METADATA_BYTES:
+        raise ValueError("metadata is too large")
+    mcp = value.get("mcp")
+    if mcp is not None:
+        if not isinstance(mcp, dict):
+            raise ValueError("metadata.mcp must be an object")
+        unknown = set(mcp) - {"auth"}
+        if unknown:
+            raise ValueError("metadata.mcp has unknown keys")
+        if mcp.get("auth") not in (None, "none", "token", "oauth"):
+            raise ValueError("metadata.mcp.auth must be none, token or oauth")
+    return value
+
+
+class CredentialCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    name: str = Field(min_length=1, max_length=200)
+    type: str = Field(pattern=TYPE_PATTERN)
+    secret: SecretStr | None = Field(default=None, max_length=MAX_SECRET)
+    api_base_url: str | None = Field(default=None, max_length=2048)
+    expires_at: AwareDatetime | None = None
+    metadata: dict[str, Any] | None = None
+    status: Literal["active", "error"] | None = None
+
+    _metadata = field_validator("metadata")(_check_metadata)
+
+
+class CredentialUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    secret: SecretStr | None = Field(default=None, max_length=MAX_SECRET)
+    api_base_url: str | None = Field(default=None, max_length=2048)
+    status: Literal["active", "error", "revoked"] | None = None
+    expires_at: AwareDatetime | None = None
+    metadata: dict[str, Any] | None = None
+    version: int | None = Field(default=None, ge=1)
+
+    _metadata = field_validator("metadata")(_check_metadata)
+
+
+class CredentialRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    name: str
+    type: str
+    api_base_url: str | None
+    status: str
+    expires_at: datetime | None
+    metadata: dict[str, Any] = Field(validation_alias="meta")
+    version: int
+    has_secret: bool
+    created_at: datetime
+    updated_at: datetime
