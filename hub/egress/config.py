@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hub.egress.addresses import IPNetwork
+from hub.egress.errors import UrlRejected
 from hub.egress.urls import origin_of
 
 if TYPE_CHECKING:
@@ -48,10 +49,13 @@ class EgressConfig:
     def __post_init__(self) -> None:
         networks = tuple(ipaddress.ip_network(net, strict=False) for net in self.allow_cidrs)
         object.__setattr__(self, "allow_cidrs", networks)
-        extra = {
-            origin_of(pin): tuple(origin_of(other) for other in others)
-            for pin, others in self.extra_origins.items()
-        }
+        try:
+            extra = {
+                origin_of(pin): tuple(origin_of(other) for other in others)
+                for pin, others in self.extra_origins.items()
+            }
+        except UrlRejected:
+            raise ValueError("HUB_EXTRA_ORIGINS holds an entry that is not an origin") from None
         object.__setattr__(self, "extra_origins", extra)
         for name in ("max_response_bytes", "max_operation_bytes", "max_per_origin"):
             if getattr(self, name) < 1:

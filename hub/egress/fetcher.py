@@ -125,15 +125,15 @@ class Fetcher:
         """A new operation pinned to ``pin``; use it as ``async with``."""
         return Operation(self, pin=pin, deadline_s=deadline_s, bearer=bearer)
 
-    async def send(self, request: httpx2.Request) -> httpx2.Response:
-        """Send one built request, headers read, body not yet (for :class:`Operation`)."""
+    async def _send(self, request: httpx2.Request) -> httpx2.Response:
+        """Send one built request, headers read, body not yet (for :class:`Operation` only)."""
         try:
             return await self._client.send(request, stream=True)
         except httpx2.HTTPError as exc:
             failure = translate_httpx_error(exc)
         raise failure
 
-    def build_request(
+    def _build_request(
         self, method: str, url: str, *, json: Any, content: bytes | None, headers: httpx2.Headers
     ) -> httpx2.Request:
         return self._client.build_request(method, url, json=json, content=content, headers=headers)
@@ -180,8 +180,12 @@ class Operation:
         if self._bearer is not None:
             self._redaction = redacting(self._bearer)
         self._redaction.__enter__()
-        self._timeout = asyncio.timeout(self.deadline_s)
-        await self._timeout.__aenter__()
+        try:
+            self._timeout = asyncio.timeout(self.deadline_s)
+            await self._timeout.__aenter__()
+        except BaseException:
+            self._redaction.__exit__(None, None, None)
+            raise
         self._active = True
         return self
 
@@ -220,12 +224,14 @@ class Operation:
         if origin not in self.allowed_origins:
             raise OriginRefused()
         merged = httpx2.Headers(headers or {})
-        for name in merged:
+        for name, value in merged.items():
             if name.lower() in _RESERVED_HEADERS:
                 raise ValueError(f"the {name.lower()} header is set by the fetcher")
+            if any(ch in value for ch in "\r\n\x00"):
+                raise ValueError(f"the {name.lower()} header value is not valid")
         if self._bearer is not None:
             merged["authorization"] = f"Bearer {self._bearer}"
-        request = self._fetcher.build_request(
+        request = self._fetcher._build_request(
             method, normalized, json=json, content=content, headers=merged
         )
         return request, origin
@@ -243,7 +249,7 @@ class Operation:
         """Send a request; yield its response with the body unread (closed when the block ends)."""
         request, origin = self._build(method, url, json, content, headers)
         async with self._fetcher.limiter.slot(origin):
-            response = await self._fetcher.send(request)
+            response = await self._fetcher._send(request)
             streamed = StreamedResponse(
                 response, budget=self.budget, max_bytes=self._fetcher.config.max_response_bytes
             )

@@ -11,7 +11,9 @@ connection, then runs TLS on that stream with ``server_hostname`` = the URL host
    **any** answer fails the :class:`DestinationPolicy` — and, for ``localhost``, when any answer is
    not loopback;
 3. dials the **first** answer through the :class:`Dialer` (the checked literal; the name is never
-   resolved again, so a rebinding DNS server cannot swap the address after the check);
+   resolved again, so a rebinding DNS server cannot swap the address after the check). Only when
+   that connection is refused is the next checked answer of the same lookup tried (``localhost``
+   often answers ``::1`` before ``127.0.0.1``); nothing unchecked is ever dialled;
 4. returns the stream wrapped so a failed TLS handshake becomes :class:`TlsFailed`. The URL, the
    ``Host`` header, SNI and certificate hostname verification all keep the hostname.
 
@@ -155,11 +157,16 @@ class PolicyBackend(httpcore2.AsyncNetworkBackend):
         socket_options: Iterable[SocketOption] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
         answers = await self._resolve(host, port, timeout)
-        address = self.choose(host, answers)
-        stream = await self._dialer.dial(
-            str(address), port, connect_timeout_s=timeout, socket_options=socket_options
-        )
-        return _TlsCheckedStream(stream)
+        failure: Exception = ConnectFailed()
+        for address in self.check(host, answers):
+            try:
+                stream = await self._dialer.dial(
+                    str(address), port, connect_timeout_s=timeout, socket_options=socket_options
+                )
+            except (httpcore2.ConnectError, OSError):
+                continue  # refused: the next checked answer of this same lookup
+            return _TlsCheckedStream(stream)
+        raise failure
 
     async def _resolve(self, host: str, port: int, limit_s: float | None) -> list[str]:
         try:
@@ -171,8 +178,8 @@ class PolicyBackend(httpcore2.AsyncNetworkBackend):
             failure = ConnectFailed("upstream host could not be resolved")
         raise failure
 
-    def choose(self, host: str, answers: list[str]) -> IPAddress:
-        """The address to dial: the first answer, when every answer passes the policy."""
+    def check(self, host: str, answers: list[str]) -> list[IPAddress]:
+        """The answers, in order, when every one passes the policy; else DestinationRefused."""
         addresses = [parse_address(answer) for answer in answers]
         if not addresses:
             raise DestinationRefused()
@@ -184,7 +191,7 @@ class PolicyBackend(httpcore2.AsyncNetworkBackend):
             if must_be_loopback and not self.policy.is_loopback(address):
                 raise DestinationRefused()
             checked.append(address)
-        return checked[0]
+        return checked
 
     async def connect_unix_socket(
         self,

@@ -18,7 +18,7 @@ and pass through unchanged.
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 
 import httpcore2
 import httpx2
@@ -48,19 +48,23 @@ class _TranslatedStream(httpx2.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         iterator = self._stream.__aiter__()
-        while True:
-            try:
-                chunk = await iterator.__anext__()
-            except StopAsyncIteration:
-                return
-            except Exception as exc:
-                failure = translate_core_error(exc)
-                if failure is None:
-                    raise
-            else:
-                yield chunk
-                continue
-            raise failure
+        try:
+            while True:
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    return
+                except Exception as exc:
+                    failure = translate_core_error(exc)
+                    if failure is None:
+                        raise
+                else:
+                    yield chunk
+                    continue
+                raise failure
+        finally:
+            if isinstance(iterator, AsyncGenerator):
+                await iterator.aclose()
 
     async def aclose(self) -> None:
         closer = getattr(self._stream, "aclose", None)

@@ -241,3 +241,17 @@ async def test_unix_sockets_are_refused() -> None:
     with pytest.raises(DestinationRefused):
         await backend.connect_unix_socket("/var/run/docker.sock")
     assert isinstance(backend, httpcore2.AsyncNetworkBackend)
+
+
+async def test_refused_first_answer_falls_back_to_the_next_checked_answer(
+    make_fetcher: MakeFetcher, start_upstream: StartUpstream, listener: CountingListener
+) -> None:
+    closed_port = listener.port
+    await listener.close()
+    upstream = await start_upstream(json_responder(), tls_names=("mcp.test",))
+    dialer = RouteDialer({PUBLIC_V6: closed_port, PUBLIC_V4: upstream.port})
+    resolver = FakeResolver({"mcp.test": [PUBLIC_V6, PUBLIC_V4]})
+    fetcher = make_fetcher(resolver=resolver, dialer=dialer)
+    assert (await fetch(fetcher, "https://mcp.test/")).status_code == 200
+    assert dialer.dials == [(PUBLIC_V6, 443), (PUBLIC_V4, 443)]
+    assert resolver.calls == ["mcp.test"]

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from hub.egress import (
+    EgressConfig,
     InvalidJson,
     InvalidSecret,
     OriginRefused,
@@ -250,3 +251,21 @@ async def test_invalid_pin_is_url_rejected(make_fetcher: MakeFetcher) -> None:
     fetcher = make_fetcher()
     with pytest.raises(UrlRejected):
         fetcher.operation(pin="ftp://mcp.test", deadline_s=5)
+
+
+@pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\nb", "a\x00b"])
+async def test_header_value_injection_is_refused(
+    value: str, make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    upstream = await start_upstream(json_responder())
+    fetcher = make_fetcher(allow_loopback=True, dialer=RouteDialer({"127.0.0.1": None}))
+    url = f"http://127.0.0.1:{upstream.port}/"
+    async with fetcher.operation(pin=url, deadline_s=5) as op:
+        with pytest.raises(ValueError, match="not valid"):
+            await op.request("GET", url, headers={"Mcp-Session-Id": value})
+    assert upstream.connections == 0
+
+
+def test_invalid_extra_origin_is_a_configuration_error() -> None:
+    with pytest.raises(ValueError, match="HUB_EXTRA_ORIGINS"):
+        EgressConfig(extra_origins={"https://mcp.test": ["not a url"]})
