@@ -33,6 +33,9 @@ async def audit_failed_request(request: Request, exc: Exception) -> None:
     if isinstance(exc, HubError):
         details["status"] = exc.status_code
         details["code"] = exc.code
+        reason = exc.extra.get("reason")
+        if isinstance(reason, str):
+            details["reason"] = reason
     await record_failure(
         get_database(request),
         tenant_id=caller.tenant_id,

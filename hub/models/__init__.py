@@ -5,7 +5,17 @@ from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
 from hub.models.credential import Credential
 from hub.models.grant import Grant
+from hub.models.mcp_origin_era import McpOriginEra
 from hub.models.principal import Principal
 from hub.models.tenant import Tenant
 
-__all__ = ["ApiKey", "AuditEvent", "Base", "Credential", "Grant", "Principal", "Tenant"]
+__all__ = [
+    "ApiKey",
+    "AuditEvent",
+    "Base",
+    "Credential",
+    "Grant",
+    "McpOriginEra",
+    "Principal",
+    "Tenant",
+]
