@@ -6,9 +6,10 @@ Use them from any test package by importing them into its ``conftest.py``::
 
     __all__ = ["everything_peer", "handmade_peer", "node_tools", "sdk_peer"]
 
-- ``sdk_peer`` → ``start(mode, tools=None, page_size=None, *, sieve=False) -> SdkPeer``: the
-  official Python SDK server in a subprocess (``tests.peers.sdk_server``; modes ``sse``,
-  ``stateless``, ``json``, ``stateless-json``). ``tools=None`` serves ``default_tools()``.
+- ``sdk_peer`` → ``start(mode, tools=None, page_size=None, *, sieve=False, retry_ms=None)
+  -> SdkPeer``: the official Python SDK server in a subprocess (``tests.peers.sdk_server``;
+  modes ``sse``, ``stateless``, ``json``, ``stateless-json``). ``tools=None`` serves
+  ``default_tools()``.
 - ``handmade_peer`` → ``start(**knobs) -> HandmadePeer``: the scriptable peer of
   ``tests.peers.handmade``, in the test's event loop.
 - ``everything_peer`` → ``EverythingPeer`` (``.url``): ``@modelcontextprotocol/server-everything``
@@ -218,7 +219,8 @@ SdkPeerStarter = Callable[..., Awaitable[SdkPeer]]
 
 @pytest.fixture
 async def sdk_peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SdkPeerStarter]:
-    """Factory: ``await sdk_peer(mode, tools=None, page_size=None, sieve=False) -> SdkPeer``."""
+    """Factory: ``await sdk_peer(mode, tools=None, page_size=None, *, sieve=False,
+    retry_ms=None) -> SdkPeer``."""
     started: list[SdkPeer] = []
 
     async def start(
@@ -227,6 +229,7 @@ async def sdk_peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Sd
         page_size: int | None = None,
         *,
         sieve: bool = False,
+        retry_ms: int | None = None,
     ) -> SdkPeer:
         workdir = tmp_path_factory.mktemp("sdk-peer")
         tools_file = workdir / "tools.json"
@@ -237,6 +240,8 @@ async def sdk_peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Sd
             argv += ["--page-size", str(page_size)]
         if sieve:
             argv.append("--sieve")
+        if retry_ms is not None:
+            argv += ["--retry-ms", str(retry_ms)]
         child = await ChildProcess.start(argv)
         peer = SdkPeer(f"http://127.0.0.1:{child.port}/mcp", mode, tools_file, child)
         started.append(peer)

@@ -161,6 +161,7 @@ class HandmadePeer:
         port: int = sock.getsockname()[1]
         config = uvicorn.Config(
             self.asgi,
+            interface="asgi3",
             lifespan="off",
             ws="none",
             log_level="warning",

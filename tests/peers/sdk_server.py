@@ -10,7 +10,9 @@ an ephemeral port, race-free).
 
 Modes (the MCP endpoint is ``/mcp``):
 
-- ``sse``: stateful (``Mcp-Session-Id`` sessions), SSE responses.
+- ``sse``: stateful (``Mcp-Session-Id`` sessions), SSE responses, resumable: an in-memory event
+  store gives events ids, and 2025-11-25 streams open with a priming event (empty ``data``,
+  ``retry`` from ``--retry-ms``); GET with ``Last-Event-ID`` replays.
 - ``stateless``: stateless HTTP (no sessions), SSE responses.
 - ``json``: stateful (sessions), ``application/json`` responses.
 - ``stateless-json``: stateless HTTP, ``application/json`` responses.
@@ -48,8 +50,9 @@ import uvicorn
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, JSONRPCMessage
 
 MODES = ("sse", "stateless", "json", "stateless-json")
 
@@ -85,6 +88,30 @@ class ToolStore:
 
     def find(self, name: str) -> dict[str, Any] | None:
         return next((t for t in self.load() if t.get("name") == name), None)
+
+
+class MemoryEventStore(EventStore):
+    """Keeps every SSE event so streams can resume (and so the SDK sends priming events)."""
+
+    def __init__(self) -> None:
+        self._events: list[tuple[str, StreamId, JSONRPCMessage | None]] = []
+
+    async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
+        event_id = str(len(self._events))
+        self._events.append((event_id, stream_id, message))
+        return event_id
+
+    async def replay_events_after(
+        self, last_event_id: EventId, send_callback: EventCallback
+    ) -> StreamId | None:
+        index = next((i for i, e in enumerate(self._events) if e[0] == last_event_id), None)
+        if index is None:
+            return None
+        stream_id = self._events[index][1]
+        for event_id, sid, message in self._events[index + 1 :]:
+            if sid == stream_id and message is not None:
+                await send_callback(EventMessage(message, event_id))
+        return stream_id
 
 
 def build_server(store: ToolStore, *, sieve: bool) -> Server[Any]:
@@ -187,12 +214,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tools-file", type=Path, required=True)
     parser.add_argument("--page-size", type=int, default=None)
     parser.add_argument("--sieve", action="store_true", help="serve the SDK's dump of the tools")
+    parser.add_argument("--retry-ms", type=int, default=None, help="SSE retry (sse mode)")
     args = parser.parse_args(argv)
 
     server = build_server(ToolStore(args.tools_file, args.page_size), sieve=args.sieve)
     app = server.streamable_http_app(
         stateless_http=args.mode.startswith("stateless"),
         json_response=args.mode.endswith("json"),
+        event_store=MemoryEventStore() if args.mode == "sse" else None,
+        retry_interval=args.retry_ms if args.mode == "sse" else None,
         host=args.host,
     )
     asyncio.run(serve(app, args.host, args.port))
