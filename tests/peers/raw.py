@@ -113,6 +113,11 @@ class SseEvent:
     comments: tuple[str, ...] = ()
 
 
+def _last(fields: dict[str, list[str]], name: str) -> str | None:
+    values = fields.get(name)
+    return values[-1] if values else None
+
+
 def sse_events(text: str) -> list[SseEvent]:
     """Parse an SSE body into events (comment-only blocks become events with empty data)."""
     events: list[SseEvent] = []
@@ -128,16 +133,12 @@ def sse_events(text: str) -> list[SseEvent]:
             name, _, value = line.partition(":")
             fields.setdefault(name, []).append(value.removeprefix(" "))
 
-        def last(name: str) -> str | None:
-            values = fields.get(name)
-            return values[-1] if values else None
-
         events.append(
             SseEvent(
                 data="\n".join(fields.get("data", [])),
-                id=last("id"),
-                event=last("event"),
-                retry=last("retry"),
+                id=_last(fields, "id"),
+                event=_last(fields, "event"),
+                retry=_last(fields, "retry"),
                 comments=tuple(comments),
             )
         )
