@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import AsyncIterator
@@ -122,7 +123,7 @@ async def test_mcp_name_may_use_the_base64_sentinel(
 ) -> None:
     peer = await handmade_peer(era="modern", tools=many_tools(1, prefix="ünï"))
     name = peer.knobs.tools[0]["name"]
-    encoded = "=?base64?" + __import__("base64").b64encode(name.encode()).decode() + "?="
+    encoded = "=?base64?" + base64.b64encode(name.encode()).decode() + "?="
     response = await post_modern(
         http, peer.url, "tools/call", {"name": name, "arguments": {}}, headers={"mcp-name": encoded}
     )
