@@ -328,6 +328,16 @@ async def test_overrides_answer_with_anything(
     assert (broken.status_code, broken.content) == (500, b"{not json")
 
 
+async def test_tools_are_served_as_given_even_duplicates(
+    handmade_peer: HandmadePeerStarter, http: httpx2.AsyncClient
+) -> None:
+    echo = default_tools()[0]
+    nameless = {"description": "no name", "inputSchema": {"type": "object"}}
+    peer = await handmade_peer(era="dual", tools=[echo, echo, nameless])
+    listed = answer(await post_modern(http, peer.url, "tools/list"), 1)["result"]["tools"]
+    assert listed == [echo, echo, nameless]
+
+
 async def test_slow_drip_and_wrong_id(
     handmade_peer: HandmadePeerStarter, http: httpx2.AsyncClient
 ) -> None:
