@@ -3,8 +3,10 @@
 The suite is installed project-locally in ``tests/peers/node`` (``setup.sh``) and runs on the Node
 22 binary of the ``node`` npm package (it needs Node >= 22: it imports ``fs.globSync``)::
 
-    <node22> node_modules/@modelcontextprotocol/conformance/dist/index.js client \\
-        --command "<command>" --scenario <s> --spec-version <v> -o <dir> [--timeout ms]
+    <node22> --require loopback.cjs node_modules/@modelcontextprotocol/conformance/dist/index.js \\
+        client --command "<command>" --scenario <s> --spec-version <v> -o <dir> [--timeout ms]
+
+(``loopback.cjs`` binds the suite's mock servers, which listen on every interface, to 127.0.0.1.)
 
 How the runner invokes ``command`` (read from its ``dist/index.js``, 0.2.0-alpha.12):
 
@@ -37,6 +39,7 @@ FAILED"). ``ConformanceResult.passed`` applies exactly that rule.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,6 +158,8 @@ def run_conformance_client(
     out_dir.mkdir(parents=True, exist_ok=True)
     argv = [
         str(tools.node),
+        "--require",
+        str(tools.directory / "loopback.cjs"),
         str(tools.package_entry(CONFORMANCE_PACKAGE)),
         "client",
         "--command",
@@ -171,6 +176,7 @@ def run_conformance_client(
     done = subprocess.run(
         argv,
         cwd=cwd,
+        env={**os.environ, "HUB_PEER_HOST": "127.0.0.1"},
         capture_output=True,
         text=True,
         check=False,
