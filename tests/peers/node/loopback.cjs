@@ -1,7 +1,7 @@
 // Preloaded (node --require) into server-everything (tests/peers/fixtures.py) and into the
 // conformance runner (tests/peers/conformance.py). Both call listen(port) with no host, i.e. on
-// every interface; this binds such listeners to HUB_PEER_HOST (default 127.0.0.1) instead, and reports the real
-// port (PORT=0 picks a free one) on stderr as "HUB_PEER_LISTENING <port>".
+// every interface; this binds such listeners to HUB_PEER_HOST (default 127.0.0.1) instead, and
+// reports the real port (PORT=0 picks a free one) on stderr as "HUB_PEER_LISTENING <port>".
 "use strict";
 const net = require("node:net");
 
