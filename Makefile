@@ -28,8 +28,12 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m hub.core.migrations_check
 
+## peers: project-local Node tools for the MCP peer tests (server-everything, conformance, Node 22)
+peers:
+	bash $(ROOT)/tests/peers/node/setup.sh
+
 ## test: lint, then the whole suite (PostgreSQL tests run when a server answers)
-test: lint
+test: lint peers
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## format: apply ruff's formatting and safe fixes

@@ -10,9 +10,11 @@ from fastapi import FastAPI
 from hub import __version__
 from hub.api import api_router
 from hub.auth.failures import audit_failed_request
+from hub.catalogs.service import CatalogContext, Discovered
 from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
+from hub.core.errors import ServiceUnavailable
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
 from hub.core.middleware import RequestContextMiddleware
@@ -23,8 +25,13 @@ from hub.credentials.service import CredentialContext
 from hub.egress import EgressConfig
 from hub.grants.cache import PolicyCache
 from hub.health.service import ReadinessCheck
+from hub.servers.service import ServerContext
 
 __all__ = ["create_app"]
+
+
+async def _discovery_pending(target: object, era: object) -> Discovered:  # TODO(lead): MCP client
+    raise ServiceUnavailable("discovery is not available yet")
 
 
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
@@ -61,6 +68,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.state.egress_config = egress
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
     app.state.credential_context = CredentialContext(keyring, egress, pepper)
+    app.state.server_context = ServerContext(keyring, egress)
+    app.state.catalog_context = CatalogContext(app.state.server_context, _discovery_pending)
     readiness: list[ReadinessCheck] = [keyring_covers_rows(keyring)]
     app.state.readiness_checks = readiness
     install_exception_handlers(app)

@@ -24,7 +24,15 @@ from sqlalchemy import func, select, text
 
 from hub.core.db import Database
 from hub.models import AuditEvent, Base
-from tests.support.factories import Actor, make_platform_admin, make_principal, make_tenant
+from tests.support.factories import (
+    Actor,
+    make_catalog,
+    make_platform_admin,
+    make_principal,
+    make_server,
+    make_tenant,
+    tool,
+)
 
 Ids = dict[str, str]
 Body = Callable[[Ids], dict[str, Any]] | None
@@ -94,6 +102,21 @@ class World:
                 headers=headers,
             )
             return {**ids, "c": r.json()["data"]["id"]}
+        if what == "server":
+            handle = f"tmp{uuid.uuid4().hex[:8]}"
+            await self.client.post(
+                f"/tenants/{t}/servers",
+                json={"handle": handle, "url": "https://tmp.example.com/mcp"},
+                headers=headers,
+            )
+            return {**ids, "handle": handle}
+        if what == "deployment":
+            r = await self.client.post(
+                f"/tenants/{t}/deployments",
+                json={"agent_id": ids["p"], "entries": []},
+                headers=headers,
+            )
+            return {**ids, "d": r.json()["data"]["id"]}
         if what == "platform_key":
             r = await self.client.post("/platform/keys", json={}, headers=self.platform.headers)
             return {**ids, "k": r.json()["data"]["id"]}
@@ -301,6 +324,73 @@ ROUTES: dict[str, Route] = {
         prepare=_fresh("credential"),
         success=204,
     ),
+    # tenant: servers, catalogs, deployments
+    "server.create": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/servers",
+        body=lambda i: {"handle": f"s{uuid.uuid4().hex[:8]}", "url": "https://s.example.com/mcp"},
+        mutating=True,
+        prepare=_ids,
+        success=201,
+    ),
+    "server.list": Route("tenant", "GET", "/tenants/{t}/servers"),
+    "server.get": Route("tenant", "GET", "/tenants/{t}/servers/{handle}"),
+    "server.update": Route(
+        "tenant",
+        "PATCH",
+        "/tenants/{t}/servers/{handle}",
+        body=lambda i: {"url": "https://moved.example.com/mcp"},
+        mutating=True,
+        prepare=_fresh("server"),
+    ),
+    "server.delete": Route(
+        "tenant",
+        "DELETE",
+        "/tenants/{t}/servers/{handle}",
+        mutating=True,
+        prepare=_fresh("server"),
+        success=204,
+    ),
+    # TODO(lead): mutating + prepare once the MCP client lands (snapshot needs a real peer)
+    "catalog.create": Route("tenant", "POST", "/tenants/{t}/servers/{handle}/catalogs"),
+    "catalog.list": Route("tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs"),
+    "catalog.get": Route("tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs/{version}"),
+    "catalog.diff": Route(
+        "tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs/{version}/diff?from=1"
+    ),
+    "deployment.create": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/deployments",
+        body=lambda i: {
+            "agent_id": i["p"],
+            "entries": [{"server": i["handle"], "catalog_version": 1}],
+        },
+        body_refs=("agent_id",),
+        mutating=True,
+        prepare=_ids,
+        success=201,
+    ),
+    "deployment.list": Route("tenant", "GET", "/tenants/{t}/deployments"),
+    "deployment.get": Route("tenant", "GET", "/tenants/{t}/deployments/{d}"),
+    "deployment.update": Route(
+        "tenant",
+        "PATCH",
+        "/tenants/{t}/deployments/{d}",
+        body=lambda i: {"name": "renamed"},
+        mutating=True,
+        prepare=_ids,
+    ),
+    "deployment.delete": Route(
+        "tenant",
+        "DELETE",
+        "/tenants/{t}/deployments/{d}",
+        mutating=True,
+        prepare=_fresh("deployment"),
+        success=204,
+    ),
+    "deployment.bundle": Route("tenant", "GET", "/tenants/{t}/deployments/{d}/bundle"),
 }
 
 _PARAM = re.compile(r"{(\w+)}")
@@ -312,6 +402,10 @@ def _url(route: Route, ids: Ids) -> str:
 
 def _item_params(route: Route) -> set[str]:
     return set(_PARAM.findall(route.path)) - {"t"}
+
+
+def _template(route: Route) -> str:
+    return route.path.split("?", 1)[0]
 
 
 def app_routes(app: FastAPI) -> dict[str, tuple[str, str]]:
@@ -350,7 +444,10 @@ async def _make_world(client: httpx2.AsyncClient, db: Database) -> World:
     world = World(client, db, platform, a_admin, b_admin, b_nobody, {}, {})
     world.a_ids = await _populate(world, str(a.id), a_admin, "alpha")
     world.b_ids = await _populate(world, str(b.id), b_admin, "bravo")
-    world.a_words = set(world.a_ids.values()) | {"alpha-tenant-slug", "alpha-"}
+    world.a_words = {v for k, v in world.a_ids.items() if k != "version"} | {
+        "alpha-tenant-slug",
+        "alpha-",
+    }
     return world
 
 
@@ -379,12 +476,23 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
         },
         headers=headers,
     )
+    handle = f"{label}-srv"
+    server_id = await make_server(w.db, uuid.UUID(t), handle, f"https://{label}.example.com/mcp")
+    await make_catalog(w.db, uuid.UUID(t), server_id, [tool(f"{label}-tool")])
+    deployment = await w.client.post(
+        f"/tenants/{t}/deployments",
+        json={"agent_id": p, "entries": [{"server": handle, "catalog_version": 1}]},
+        headers=headers,
+    )
     ids = {
         "t": t,
         "p": p,
         "k": key.json()["data"]["id"],
         "g": grant.json()["data"]["id"],
         "c": credential.json()["data"]["id"],
+        "handle": handle,
+        "version": "1",
+        "d": deployment.json()["data"]["id"],
     }
     ids["key_prefix"] = key.json()["data"]["prefix"]
     return ids
@@ -397,7 +505,7 @@ async def world(client: httpx2.AsyncClient, database: Database) -> World:
 
 def test_every_route_is_classified(app: FastAPI) -> None:
     actual = app_routes(app)
-    classified = {name: (r.method, r.path) for name, r in ROUTES.items()}
+    classified = {name: (r.method, _template(r)) for name, r in ROUTES.items()}
     assert actual == classified
 
 

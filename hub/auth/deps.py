@@ -27,6 +27,7 @@ from hub.tenants import service as tenants_service
 __all__ = [
     "CallerDep",
     "PlatformAdminDep",
+    "TenantAccessDep",
     "authorize",
     "get_caller",
     "get_tenant_access",

@@ -3,19 +3,26 @@
 from hub.models.api_key import ApiKey
 from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
+from hub.models.catalog import Catalog
 from hub.models.credential import Credential
+from hub.models.deployment import Deployment, DeploymentEntry
 from hub.models.grant import Grant
 from hub.models.mcp_origin_era import McpOriginEra
 from hub.models.principal import Principal
+from hub.models.server import Server
 from hub.models.tenant import Tenant
 
 __all__ = [
     "ApiKey",
     "AuditEvent",
     "Base",
+    "Catalog",
     "Credential",
+    "Deployment",
+    "DeploymentEntry",
     "Grant",
     "McpOriginEra",
     "Principal",
+    "Server",
     "Tenant",
 ]

@@ -86,3 +86,66 @@ async def make_platform_admin(db: Database) -> Actor:
         record = await find_key(session, parsed.key_id)
     assert record is not None
     return Actor(principal_id=record.principal.id, tenant_id=None, key=key)
+
+
+async def make_server(
+    db: Database, tenant_id: uuid.UUID, handle: str, url: str = "https://mcp.example.com/mcp"
+) -> uuid.UUID:
+    from hub.models import Server
+
+    server_id = uuid.uuid4()
+    async with db.session() as session:
+        session.add(
+            Server(
+                id=server_id,
+                tenant_id=tenant_id,
+                handle=handle,
+                url=url,
+                created_at=clock.now(),
+                updated_at=clock.now(),
+            )
+        )
+    return server_id
+
+
+async def make_catalog(
+    db: Database,
+    tenant_id: uuid.UUID,
+    server_id: uuid.UUID,
+    tools: list[dict[str, object]],
+    version: int = 1,
+) -> uuid.UUID:
+    from hub.catalogs.canonical import catalog_sha256, sorted_tools, tool_sha256
+    from hub.models import Catalog
+
+    ordered = sorted_tools(tools)
+    catalog_id = uuid.uuid4()
+    async with db.session() as session:
+        session.add(
+            Catalog(
+                id=catalog_id,
+                tenant_id=tenant_id,
+                server_id=server_id,
+                version=version,
+                sha256=catalog_sha256(
+                    protocol_version="2026-07-28",
+                    server_info={"name": "t"},
+                    capabilities={},
+                    instructions=None,
+                    tools=ordered,
+                ),
+                protocol_version="2026-07-28",
+                server_info={"name": "t"},
+                capabilities={},
+                instructions=None,
+                tools=ordered,
+                tool_hashes={str(t["name"]): tool_sha256(t) for t in ordered},
+                discovered_at=clock.now(),
+                discovered_by=None,
+            )
+        )
+    return catalog_id
+
+
+def tool(name: str, **extra: object) -> dict[str, object]:
+    return {"name": name, "inputSchema": {"type": "object"}, **extra}

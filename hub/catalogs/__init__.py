@@ -1,0 +1,1 @@
+"""Catalogs: immutable, versioned snapshots of a server's tools, and their drift diffs."""

@@ -1,0 +1,94 @@
+"""Tenant routes for catalog snapshots and their diffs (DESIGN §4, §12)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+
+from hub.auth.caller import TenantAccess
+from hub.auth.deps import authorize
+from hub.catalogs import service
+from hub.catalogs.schemas import CatalogRead, CatalogSummary
+from hub.core.deps import DatabaseDep, SessionDep
+from hub.core.errors import NotFound
+from hub.core.pagination import PageParamsDep
+
+router = APIRouter(prefix="/tenants/{t}/servers/{handle}/catalogs", tags=["catalogs"])
+
+
+def catalog_context(request: Request) -> service.CatalogContext:
+    ctx: service.CatalogContext = request.app.state.catalog_context
+    return ctx
+
+
+def _version(value: str) -> int:
+    """A catalog version in a path; anything but a positive integer reads as 404."""
+    if not value.isdigit() or not 0 < int(value) < 2**31:
+        raise NotFound("catalog version not found")
+    return int(value)
+
+
+_FAILED = {
+    "description": "Discovery failed (reason code, the hub's own message)",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+}
+
+
+@router.post("", status_code=201, name="catalog.create", responses={200: {}, 422: _FAILED})
+async def create_snapshot(
+    handle: str,
+    response: Response,
+    db: DatabaseDep,
+    session: SessionDep,
+    ctx: Annotated[service.CatalogContext, Depends(catalog_context)],
+    access: Annotated[TenantAccess, authorize("catalog", "write", item="handle")],
+) -> dict[str, Any]:
+    """Discover the server and snapshot its tools: 201 with a new version, or 200 with the
+    latest when nothing changed since it."""
+    catalog, created = await service.snapshot(db, session, ctx, access, handle)
+    if not created:
+        response.status_code = 200
+    data = CatalogRead.model_validate(catalog)
+    data.created = created
+    return {"data": data}
+
+
+@router.get("", name="catalog.list")
+async def list_catalogs(
+    handle: str,
+    session: SessionDep,
+    page: PageParamsDep,
+    access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
+) -> dict[str, Any]:
+    """List a server's catalog versions (without their tools)."""
+    result = await service.list_catalogs(session, access, handle, page)
+    return {
+        "data": [CatalogSummary.model_validate(c) for c in result.items],
+        "next_cursor": result.next_cursor,
+    }
+
+
+@router.get("/{version}", name="catalog.get")
+async def get_catalog(
+    handle: str,
+    version: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
+) -> dict[str, Any]:
+    """One catalog version, tools included."""
+    catalog = await service.get_catalog(session, access.tenant_id, handle, _version(version))
+    return {"data": CatalogRead.model_validate(catalog)}
+
+
+@router.get("/{version}/diff", name="catalog.diff")
+async def diff_catalog(
+    handle: str,
+    version: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
+    from_: Annotated[int, Query(alias="from", ge=1, lt=2**31)],
+) -> dict[str, Any]:
+    """Tools added, removed and changed (with the changed fields) between two versions."""
+    diff = await service.diff_catalogs(session, access, handle, _version(version), from_)
+    return {"data": diff.model_dump(by_alias=True)}

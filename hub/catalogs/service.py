@@ -1,0 +1,162 @@
+"""Catalog rules: snapshot = discover, then store immutably unless nothing changed (DESIGN §13).
+
+A snapshot discovers with no transaction open, then, in the request's short write transaction,
+locks the server row (so concurrent snapshots of one server take turns), compares the catalog hash
+with the latest version only (A → B → A makes version 3), and either returns the latest
+(``created: false``) or inserts version N+1. The unique (server, version) constraint backs this up.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.audit.service import record
+from hub.auth.caller import TenantAccess
+from hub.catalogs import repository
+from hub.catalogs.canonical import catalog_sha256, sorted_tools, tool_sha256
+from hub.catalogs.diff import diff_tools
+from hub.catalogs.schemas import CatalogDiffRead, ChangedTool
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.errors import NotFound
+from hub.core.pagination import Page, PageParams, page_of
+from hub.core.tenancy import TenantId
+from hub.models import Catalog, Server
+from hub.servers import service as servers_service
+
+__all__ = [
+    "CatalogContext",
+    "Discovered",
+    "diff_catalogs",
+    "get_catalog",
+    "get_catalog_by_id",
+    "list_catalogs",
+    "snapshot",
+]
+
+
+@dataclass(frozen=True)
+class Discovered:
+    era: str
+    protocol_version: str
+    server_info: dict[str, object]
+    capabilities: dict[str, object]
+    instructions: str | None
+    tools: list[dict[str, object]]
+
+
+# discover(target, era_hint) -> Discovered; raises a HubError (422) on failure
+Discover = Callable[[servers_service.Target, str | None], Awaitable[Discovered]]
+
+
+@dataclass(frozen=True)
+class CatalogContext:
+    servers: servers_service.ServerContext
+    discover: Discover
+
+
+async def snapshot(
+    db: Database,
+    session: AsyncSession,
+    ctx: CatalogContext,
+    access: TenantAccess,
+    handle: str,
+) -> tuple[Catalog, bool]:
+    async with db.session(write=False) as read:
+        server = await servers_service.get_server(read, access.tenant_id, handle)
+        target = await servers_service.resolve_target(
+            read, ctx.servers, access.tenant_id, server.url, server.credential_id
+        )
+    found = await ctx.discover(target, server.era)  # no transaction is open here
+    tools = sorted_tools(found.tools)
+    digest = catalog_sha256(
+        protocol_version=found.protocol_version,
+        server_info=found.server_info,
+        capabilities=found.capabilities,
+        instructions=found.instructions,
+        tools=tools,
+    )
+    locked = await servers_service.get_server(session, access.tenant_id, handle, for_update=True)
+    await servers_service.remember_era(session, locked, found.era, found.protocol_version)
+    latest = await repository.latest(session, access.tenant_id, locked.id)
+    created = latest is None or latest.sha256 != digest
+    if latest is not None and not created:
+        catalog = latest
+    else:
+        catalog = Catalog(
+            id=uuid.uuid4(),
+            tenant_id=access.tenant_id.value,
+            server_id=locked.id,
+            version=(latest.version + 1) if latest is not None else 1,
+            sha256=digest,
+            protocol_version=found.protocol_version,
+            server_info=found.server_info,
+            capabilities=found.capabilities,
+            instructions=found.instructions,
+            tools=tools,
+            tool_hashes={str(t["name"]): tool_sha256(t) for t in tools},
+            discovered_at=clock.now(),
+            discovered_by=access.actor_id,
+        )
+        session.add(catalog)
+        await session.flush()
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action="catalog.create",
+        resource=f"catalog:{handle}",
+        request_id=access.request_id,
+        details={"version": catalog.version, "created": created, "sha256": digest},
+    )
+    return catalog, created
+
+
+async def _server(session: AsyncSession, tenant_id: TenantId, handle: str) -> Server:
+    return await servers_service.get_server(session, tenant_id, handle)
+
+
+async def list_catalogs(
+    session: AsyncSession, access: TenantAccess, handle: str, params: PageParams
+) -> Page[Catalog]:
+    server = await _server(session, access.tenant_id, handle)
+    rows = await repository.list_catalogs(session, access.tenant_id, server.id, params)
+    return page_of(rows, params, lambda c: (c.discovered_at, c.id))
+
+
+async def get_catalog(
+    session: AsyncSession, tenant_id: TenantId, handle: str, version: int
+) -> Catalog:
+    server = await _server(session, tenant_id, handle)
+    catalog = await repository.get_version(session, tenant_id, server.id, version)
+    if catalog is None:
+        raise NotFound("catalog version not found")
+    return catalog
+
+
+async def get_catalog_by_id(
+    session: AsyncSession, tenant_id: TenantId, catalog_id: uuid.UUID
+) -> Catalog:
+    catalog = await repository.get_by_id(session, tenant_id, catalog_id)
+    if catalog is None:
+        raise NotFound("catalog not found")
+    return catalog
+
+
+async def diff_catalogs(
+    session: AsyncSession, access: TenantAccess, handle: str, version: int, from_version: int
+) -> CatalogDiffRead:
+    new = await get_catalog(session, access.tenant_id, handle, version)
+    old = await get_catalog(session, access.tenant_id, handle, from_version)
+    diff = diff_tools(old.tools, new.tools)
+    return CatalogDiffRead(
+        from_=from_version,
+        to=version,
+        added=diff.added,
+        removed=diff.removed,
+        changed=[ChangedTool(**c) for c in diff.changed],
+    )

@@ -1,0 +1,151 @@
+"""Tenant routes for deployments and their sidecar bundle (DESIGN §4, §10, §12)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi.responses import JSONResponse
+
+from hub.auth.caller import TenantAccess
+from hub.auth.deps import TenantAccessDep, authorize, parse_id, policy_cache
+from hub.core.deps import SessionDep, get_database
+from hub.core.errors import Forbidden
+from hub.core.pagination import PageParamsDep
+from hub.deployments import service
+from hub.deployments.bundle import build_bundle, etag_matches, etag_of
+from hub.deployments.schemas import (
+    DeploymentCreate,
+    DeploymentRead,
+    DeploymentUpdate,
+    EntryRead,
+)
+from hub.grants import service as grants_service
+from hub.models import Deployment
+
+router = APIRouter(prefix="/tenants/{t}/deployments", tags=["deployments"])
+
+
+def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> DeploymentRead:
+    return DeploymentRead(
+        id=deployment.id,
+        agent_id=deployment.agent_id,
+        name=deployment.name,
+        entries=[
+            EntryRead(
+                server=e.server.handle,
+                catalog_version=e.catalog.version,
+                allow_without_ask=list(e.entry.allow_without_ask),
+            )
+            for e in entries
+        ],
+        created_at=deployment.created_at,
+        updated_at=deployment.updated_at,
+    )
+
+
+async def _one(session: Any, access: TenantAccess, deployment: Deployment) -> dict[str, Any]:
+    entries = await service.resolved_entries(session, access.tenant_id, [deployment])
+    return {"data": _read(deployment, entries[deployment.id])}
+
+
+async def bundle_access(request: Request, access: TenantAccessDep, d: str) -> TenantAccess:
+    """The built-in self rule (DESIGN §8): a deployment's own agent reads its bundle with no
+    grant; anyone else needs ``deployment:<d>`` read. Both failures are 403 (no existence leak)."""
+    try:
+        deployment_id: uuid.UUID | None = uuid.UUID(d)
+    except ValueError:
+        deployment_id = None
+    db = get_database(request)
+    if deployment_id is not None and access.caller.kind == "agent":
+        async with db.session(write=False) as session:
+            deployment = await service.get_deployment_or_none(
+                session, access.tenant_id, deployment_id
+            )
+        if deployment is not None and deployment.agent_id == access.caller.principal_id:
+            return access
+    decision = await grants_service.decide(
+        db, policy_cache(request), access, f"deployment:{d}", "read"
+    )
+    if decision.effect != "allow":
+        raise Forbidden()
+    return access
+
+
+@router.post("", status_code=201, name="deployment.create")
+async def create_deployment(
+    body: DeploymentCreate,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("deployment", "write")],
+) -> dict[str, Any]:
+    """Deploy pinned catalog versions of servers to an agent."""
+    deployment = await service.create_deployment(session, access, body)
+    return await _one(session, access, deployment)
+
+
+@router.get("", name="deployment.list")
+async def list_deployments(
+    session: SessionDep,
+    page: PageParamsDep,
+    access: Annotated[TenantAccess, authorize("deployment", "read")],
+) -> dict[str, Any]:
+    """List deployments."""
+    result = await service.list_deployments(session, access, page)
+    entries = await service.resolved_entries(session, access.tenant_id, list(result.items))
+    return {
+        "data": [_read(d, entries[d.id]) for d in result.items],
+        "next_cursor": result.next_cursor,
+    }
+
+
+@router.get("/{d}", name="deployment.get")
+async def get_deployment(
+    d: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("deployment", "read", item="d")],
+) -> dict[str, Any]:
+    """Get a deployment."""
+    deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
+    return await _one(session, access, deployment)
+
+
+@router.patch("/{d}", name="deployment.update")
+async def update_deployment(
+    d: str,
+    body: DeploymentUpdate,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("deployment", "write", item="d")],
+) -> dict[str, Any]:
+    """Rename a deployment or replace its entries."""
+    deployment = await service.update_deployment(session, access, parse_id(d), body)
+    return await _one(session, access, deployment)
+
+
+@router.delete("/{d}", status_code=204, name="deployment.delete")
+async def delete_deployment(
+    d: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("deployment", "write", item="d")],
+) -> Response:
+    """Delete a deployment."""
+    await service.delete_deployment(session, access, parse_id(d))
+    return Response(status_code=204)
+
+
+@router.get("/{d}/bundle", name="deployment.bundle", responses={304: {"description": "Unchanged"}})
+async def get_bundle(
+    d: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, Depends(bundle_access)],
+    if_none_match: Annotated[str | None, Header()] = None,
+) -> Response:
+    """What a sidecar needs to serve the deployment's tools (no secrets), with a strong ETag."""
+    deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
+    entries = await service.resolved_entries(session, access.tenant_id, [deployment])
+    bundle = build_bundle(deployment, entries[deployment.id])
+    etag = etag_of(bundle)
+    headers = {"etag": etag, "cache-control": "private, no-cache"}
+    if etag_matches(if_none_match, etag):
+        return Response(status_code=304, headers=headers)
+    return JSONResponse({"data": bundle.model_dump(mode="json")}, headers=headers)

@@ -1,0 +1,181 @@
+"""Deployment rules: an agent principal, one pinned catalog per server, names that exist.
+
+Bad input is refused clearly: an unknown agent, server handle or catalog version is 404; a
+principal that is not an agent, a server listed twice, or an ``allow_without_ask`` name missing from
+its catalog is 400. Every change is audited.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.audit.service import record
+from hub.auth.caller import TenantAccess
+from hub.catalogs import service as catalogs_service
+from hub.core import clock
+from hub.core.errors import BadRequest, NotFound
+from hub.core.pagination import Page, PageParams, page_of
+from hub.core.tenancy import TenantId
+from hub.deployments import repository
+from hub.deployments.schemas import DeploymentCreate, DeploymentUpdate, EntryIn
+from hub.models import Catalog, Deployment, DeploymentEntry, Server
+from hub.principals import service as principals_service
+from hub.servers import service as servers_service
+
+__all__ = [
+    "ResolvedEntry",
+    "create_deployment",
+    "delete_deployment",
+    "get_deployment",
+    "get_deployment_or_none",
+    "list_deployments",
+    "resolved_entries",
+    "update_deployment",
+]
+
+
+@dataclass(frozen=True)
+class ResolvedEntry:
+    entry: DeploymentEntry
+    server: Server
+    catalog: Catalog
+
+
+async def _check_agent(session: AsyncSession, access: TenantAccess, agent_id: uuid.UUID) -> None:
+    agent = await principals_service.get_principal(session, access, agent_id)
+    if agent.kind != "agent":
+        raise BadRequest("agent_id must name a principal of kind 'agent'")
+    if agent.disabled_at is not None:
+        raise BadRequest("agent_id names a deleted principal")
+
+
+async def _build_entries(
+    session: AsyncSession, access: TenantAccess, deployment_id: uuid.UUID, entries: list[EntryIn]
+) -> list[DeploymentEntry]:
+    handles = [e.server for e in entries]
+    if len(set(handles)) != len(handles):
+        raise BadRequest("a server may appear only once in a deployment")
+    rows = []
+    for position, entry in enumerate(entries):
+        catalog = await catalogs_service.get_catalog(
+            session, access.tenant_id, entry.server, entry.catalog_version
+        )
+        names = {str(t.get("name")) for t in catalog.tools}
+        if not set(entry.allow_without_ask) <= names:
+            raise BadRequest("allow_without_ask names a tool missing from that catalog")
+        rows.append(
+            DeploymentEntry(
+                id=uuid.uuid4(),
+                tenant_id=access.tenant_id.value,
+                deployment_id=deployment_id,
+                server_id=catalog.server_id,
+                catalog_id=catalog.id,
+                position=position,
+                allow_without_ask=sorted(set(entry.allow_without_ask)),
+            )
+        )
+    return rows
+
+
+async def create_deployment(
+    session: AsyncSession, access: TenantAccess, data: DeploymentCreate
+) -> Deployment:
+    await _check_agent(session, access, data.agent_id)
+    now = clock.now()
+    deployment = Deployment(
+        id=uuid.uuid4(),
+        tenant_id=access.tenant_id.value,
+        agent_id=data.agent_id,
+        name=data.name,
+        created_at=now,
+        updated_at=now,
+    )
+    entries = await _build_entries(session, access, deployment.id, data.entries)
+    session.add(deployment)
+    await session.flush()
+    session.add_all(entries)
+    await session.flush()
+    await _audit(session, access, "deployment.create", deployment, len(entries))
+    return deployment
+
+
+async def _audit(
+    session: AsyncSession, access: TenantAccess, action: str, deployment: Deployment, entries: int
+) -> None:
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action=action,
+        resource=f"deployment:{deployment.id}",
+        request_id=access.request_id,
+        details={"agent_id": str(deployment.agent_id), "entries": entries},
+    )
+
+
+async def get_deployment(
+    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+) -> Deployment:
+    deployment = await repository.get_deployment(session, tenant_id, deployment_id)
+    if deployment is None:
+        raise NotFound("deployment not found")
+    return deployment
+
+
+async def get_deployment_or_none(
+    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+) -> Deployment | None:
+    return await repository.get_deployment(session, tenant_id, deployment_id)
+
+
+async def list_deployments(
+    session: AsyncSession, access: TenantAccess, params: PageParams
+) -> Page[Deployment]:
+    rows = await repository.list_deployments(session, access.tenant_id, params)
+    return page_of(rows, params, lambda d: (d.created_at, d.id))
+
+
+async def update_deployment(
+    session: AsyncSession, access: TenantAccess, deployment_id: uuid.UUID, data: DeploymentUpdate
+) -> Deployment:
+    deployment = await get_deployment(session, access.tenant_id, deployment_id)
+    changes = data.model_dump(exclude_unset=True)
+    if "name" in changes:
+        deployment.name = data.name
+    count = -1
+    if data.entries is not None:
+        entries = await _build_entries(session, access, deployment.id, data.entries)
+        await repository.delete_entries(session, access.tenant_id, deployment.id)
+        session.add_all(entries)
+        count = len(entries)
+    deployment.updated_at = clock.now()
+    await session.flush()
+    await _audit(session, access, "deployment.update", deployment, count)
+    return deployment
+
+
+async def delete_deployment(
+    session: AsyncSession, access: TenantAccess, deployment_id: uuid.UUID
+) -> None:
+    deployment = await get_deployment(session, access.tenant_id, deployment_id)
+    await repository.delete_entries(session, access.tenant_id, deployment.id)
+    await session.delete(deployment)
+    await session.flush()
+    await _audit(session, access, "deployment.delete", deployment, 0)
+
+
+async def resolved_entries(
+    session: AsyncSession, tenant_id: TenantId, deployments: Sequence[Deployment]
+) -> dict[uuid.UUID, list[ResolvedEntry]]:
+    """Each deployment's entries with their server and catalog rows, in entry order."""
+    rows = await repository.entries_of(session, tenant_id, [d.id for d in deployments])
+    servers = await servers_service.servers_by_ids(session, tenant_id, [r.server_id for r in rows])
+    out: dict[uuid.UUID, list[ResolvedEntry]] = {d.id: [] for d in deployments}
+    for row in rows:
+        catalog = await catalogs_service.get_catalog_by_id(session, tenant_id, row.catalog_id)
+        out[row.deployment_id].append(ResolvedEntry(row, servers[row.server_id], catalog))
+    return out

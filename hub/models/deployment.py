@@ -1,0 +1,57 @@
+"""deployments: an agent principal plus, per server, a pinned catalog version (DESIGN §3, §12)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import (
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    Uuid,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from hub.core.clock import now
+from hub.core.dbtypes import JSONType, UTCDateTime
+from hub.models.base import Base, CreatedAtMixin, IdMixin
+
+
+class Deployment(IdMixin, CreatedAtMixin, Base):
+    __tablename__ = "deployments"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "id"),
+        ForeignKeyConstraint(["tenant_id", "agent_id"], ["principals.tenant_id", "principals.id"]),
+        Index("ix_deployments_tenant_created", "tenant_id", "created_at", "id"),
+    )
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(Uuid(), ForeignKey("tenants.id"), nullable=False)
+    agent_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
+    name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), nullable=False, default=now)
+
+
+class DeploymentEntry(IdMixin, Base):
+    __tablename__ = "deployment_entries"
+    __table_args__ = (
+        UniqueConstraint("deployment_id", "server_id"),
+        ForeignKeyConstraint(
+            ["tenant_id", "deployment_id"],
+            ["deployments.tenant_id", "deployments.id"],
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(["tenant_id", "server_id"], ["servers.tenant_id", "servers.id"]),
+        ForeignKeyConstraint(["tenant_id", "catalog_id"], ["catalogs.tenant_id", "catalogs.id"]),
+        Index("ix_deployment_entries_server", "server_id"),
+    )
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
+    deployment_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
+    server_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
+    catalog_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
+    position: Mapped[int] = mapped_column(Integer(), nullable=False)
+    allow_without_ask: Mapped[list[str]] = mapped_column(JSONType, nullable=False, default=list)

@@ -1,0 +1,1 @@
+"""Servers: remote MCP servers registered under an immutable handle (DESIGN §3, §13)."""

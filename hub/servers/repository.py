@@ -1,0 +1,53 @@
+"""Every servers query. Tenant-owned queries start from ``scoped(…, TenantId)``."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import exists, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.core.pagination import PageParams, paginate
+from hub.core.tenancy import TenantId, scoped
+from hub.models import DeploymentEntry, Server
+
+__all__ = ["get_by_handle", "handle_ever_used", "is_referenced", "list_servers"]
+
+
+async def get_by_handle(
+    session: AsyncSession, tenant_id: TenantId, handle: str, *, for_update: bool = False
+) -> Server | None:
+    query = scoped(Server, tenant_id).where(Server.handle == handle, Server.deleted_at.is_(None))
+    if for_update:
+        query = query.with_for_update()
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_by_id(
+    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID
+) -> Server | None:
+    query = scoped(Server, tenant_id).where(Server.id == server_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def handle_ever_used(session: AsyncSession, tenant_id: TenantId, handle: str) -> bool:
+    query = scoped(Server, tenant_id).where(Server.handle == handle)
+    return (await session.execute(query)).first() is not None
+
+
+async def list_servers(
+    session: AsyncSession, tenant_id: TenantId, params: PageParams
+) -> Sequence[Server]:
+    query = scoped(Server, tenant_id).where(Server.deleted_at.is_(None))
+    query = paginate(query, params, Server.created_at, Server.id)
+    return (await session.execute(query)).scalars().all()
+
+
+async def is_referenced(session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID) -> bool:
+    query = select(
+        exists().where(
+            DeploymentEntry.tenant_id == tenant_id.value, DeploymentEntry.server_id == server_id
+        )
+    )
+    return bool((await session.execute(query)).scalar())

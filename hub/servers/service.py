@@ -1,0 +1,188 @@
+"""Server rules: handles are immutable and never silently reused; URL and credential are checked
+as discovery checks them; a server a deployment references cannot be deleted or moved."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.audit.service import record
+from hub.auth.caller import TenantAccess
+from hub.core import clock
+from hub.core.crypto import Keyring
+from hub.core.errors import BadRequest, Conflict, NotFound
+from hub.core.pagination import Page, PageParams, page_of
+from hub.core.tenancy import TenantId
+from hub.credentials.pinning import ensure_within_pin, pin_origin
+from hub.credentials.vault import load_usable_credential
+from hub.egress import EgressConfig, UrlRejected, validate_url
+from hub.models import Credential, Server
+from hub.servers import repository
+from hub.servers.schemas import ServerCreate, ServerUpdate
+
+__all__ = [
+    "ServerContext",
+    "Target",
+    "create_server",
+    "delete_server",
+    "get_server",
+    "list_servers",
+    "resolve_target",
+    "servers_by_ids",
+    "update_server",
+]
+
+
+@dataclass(frozen=True)
+class ServerContext:
+    keyring: Keyring
+    egress: EgressConfig
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked upstream: normalised URL, the origin requests are pinned to, the credential."""
+
+    url: str
+    pin: str
+    credential: Credential | None
+
+
+async def resolve_target(
+    session: AsyncSession,
+    ctx: ServerContext,
+    tenant_id: TenantId,
+    url: str,
+    credential_id: uuid.UUID | None,
+) -> Target:
+    """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin."""
+    try:
+        checked = validate_url(url, ctx.egress)
+    except UrlRejected:
+        raise BadRequest(
+            "url must be absolute https (http only to loopback when allowed)"
+        ) from None
+    credential = None
+    if credential_id is not None:
+        credential = await load_usable_credential(session, tenant_id, credential_id)
+    pin = pin_origin(ctx.keyring, credential, checked)
+    ensure_within_pin(ctx.egress, pin, checked)
+    return Target(url=checked, pin=pin, credential=credential)
+
+
+async def create_server(
+    session: AsyncSession, ctx: ServerContext, access: TenantAccess, data: ServerCreate
+) -> Server:
+    target = await resolve_target(session, ctx, access.tenant_id, data.url, data.credential_id)
+    if await repository.handle_ever_used(session, access.tenant_id, data.handle):
+        raise Conflict("this handle is taken (handles of deleted servers are not reused)")
+    now = clock.now()
+    server = Server(
+        id=uuid.uuid4(),
+        tenant_id=access.tenant_id.value,
+        handle=data.handle,
+        url=target.url,
+        credential_id=data.credential_id,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(server)
+    await session.flush()
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action="server.create",
+        resource=f"server:{server.handle}",
+        request_id=access.request_id,
+        details={"server_id": str(server.id), "credential_id": str(data.credential_id or "")},
+    )
+    return server
+
+
+async def get_server(
+    session: AsyncSession, tenant_id: TenantId, handle: str, *, for_update: bool = False
+) -> Server:
+    server = await repository.get_by_handle(session, tenant_id, handle, for_update=for_update)
+    if server is None:
+        raise NotFound("server not found")
+    return server
+
+
+async def servers_by_ids(
+    session: AsyncSession, tenant_id: TenantId, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, Server]:
+    found = {}
+    for server_id in ids:
+        server = await repository.get_by_id(session, tenant_id, server_id)
+        if server is not None:
+            found[server_id] = server
+    return found
+
+
+async def list_servers(
+    session: AsyncSession, access: TenantAccess, params: PageParams
+) -> Page[Server]:
+    rows = await repository.list_servers(session, access.tenant_id, params)
+    return page_of(rows, params, lambda s: (s.created_at, s.id))
+
+
+async def update_server(
+    session: AsyncSession,
+    ctx: ServerContext,
+    access: TenantAccess,
+    handle: str,
+    data: ServerUpdate,
+) -> Server:
+    server = await get_server(session, access.tenant_id, handle, for_update=True)
+    changes = data.model_dump(exclude_unset=True)
+    url = changes.get("url") or server.url
+    credential_id = changes.get("credential_id", server.credential_id)
+    target = await resolve_target(session, ctx, access.tenant_id, url, credential_id)
+    if target.url != server.url and await repository.is_referenced(
+        session, access.tenant_id, server.id
+    ):
+        raise Conflict("a deployment references this server; its URL cannot change")
+    server.url = target.url
+    server.credential_id = credential_id
+    server.updated_at = clock.now()
+    await session.flush()
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action="server.update",
+        resource=f"server:{server.handle}",
+        request_id=access.request_id,
+        details={"fields": sorted(changes)},
+    )
+    return server
+
+
+async def delete_server(session: AsyncSession, access: TenantAccess, handle: str) -> None:
+    server = await get_server(session, access.tenant_id, handle, for_update=True)
+    if await repository.is_referenced(session, access.tenant_id, server.id):
+        raise Conflict("a deployment references this server")
+    server.deleted_at = clock.now()
+    await session.flush()
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action="server.delete",
+        resource=f"server:{server.handle}",
+        request_id=access.request_id,
+        details={"server_id": str(server.id)},
+    )
+
+
+async def remember_era(
+    session: AsyncSession, server: Server, era: str, protocol_version: str
+) -> None:
+    if server.era != era or server.protocol_version != protocol_version:
+        server.era = era
+        server.protocol_version = protocol_version
+        await session.flush()
