@@ -1,0 +1,197 @@
+"""``McpClient``: discovery and tool calls over Streamable HTTP, in either era (DESIGN §7).
+
+Each call runs inside **one** egress operation (``fetcher.operation(pin=…, deadline_s=…,
+bearer=…)``): one total deadline with DNS included, the pin, the byte budget, the bearer.
+:class:`~hub.egress.EgressError` subclasses propagate unchanged; the client's own failures are
+:class:`~hub.mcp.errors.McpError`.
+
+**Era negotiation** (MCP-PROTOCOL §3c, §9.8, §9.9). The eras are tried in a plan:
+
+- ``protocol_version`` given: only its era, offering exactly that version (``-32022`` still
+  gets its one retry with a version from ``data.supported``);
+- ``force_era`` given: only that era;
+- ``era_hint`` (the era that worked last time, remembered by the caller): that era first, the
+  other one if it fails;
+- nothing: modern first (``server/discover`` is the probe), then the handshake.
+
+An attempt that fails before the server proved its era (an *unsettled* failure: a refused
+``server/discover``, a non-modern 400/404/405, an HTML page…) moves on to the next era; 401/403,
+a recognised modern error, and any failure after the handshake or discover succeeded stop the
+negotiation at once. When every attempt failed, the handshake's failure is reported (it tells
+``not_mcp`` from ``handshake_failed`` best), or else the modern one.
+
+``call_tool`` without any hint probes with ``server/discover`` before calling (so a tool never
+runs on a guess); with a hint it calls straight away, and a legacy signal (on which the server
+ran nothing) falls back to the handshake.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import mcp_types
+
+from hub.egress import Fetcher
+from hub.mcp.channel import Channel
+from hub.mcp.errors import McpError
+from hub.mcp.headers import header_params
+from hub.mcp.legacy import LegacySession
+from hub.mcp.modern import ModernSession
+from hub.mcp.results import CallResult, DiscoveryResult, ServerFacts, valid_model
+from hub.mcp.tools import ToolCatalog
+from hub.mcp.wire import Era, Json, default_version, era_of
+
+__all__ = ["McpClient"]
+
+logger = logging.getLogger(__name__)
+
+Plan = list[tuple[Era, str]]
+Session = ModernSession | LegacySession
+
+
+def plan_eras(
+    era_hint: Era | None, force_era: Era | None, protocol_version: str | None
+) -> tuple[Plan, bool]:
+    """The (era, version) attempts in order, and whether the era is a guess (no hint at all)."""
+    if protocol_version is not None:
+        era = era_of(protocol_version)
+        if force_era is not None and force_era != era:
+            raise ValueError("protocol_version belongs to the other era than force_era")
+        return [(era, protocol_version)], False
+    if force_era is not None:
+        return [(force_era, default_version(force_era))], False
+    if era_hint is not None:
+        other: Era = "legacy" if era_hint == "modern" else "modern"
+        return [(era_hint, default_version(era_hint)), (other, default_version(other))], False
+    return [("modern", default_version("modern")), ("legacy", default_version("legacy"))], True
+
+
+class McpClient:
+    """The hub's MCP client; stateless between calls (the caller remembers the era)."""
+
+    def __init__(self, fetcher: Fetcher, *, client_info: Mapping[str, Json]) -> None:
+        if not valid_model(mcp_types.Implementation, client_info):
+            raise ValueError("client_info must be an MCP Implementation (name, version)")
+        self._fetcher = fetcher
+        self.client_info = dict(client_info)
+
+    def __repr__(self) -> str:
+        return f"<McpClient {self.client_info.get('name')!r}>"
+
+    def _session(self, channel: Channel, era: Era, version: str) -> Session:
+        if era == "modern":
+            return ModernSession(channel, self.client_info, version)
+        return LegacySession(channel, self.client_info, version)
+
+    async def _negotiate(
+        self,
+        channel: Channel,
+        plan: Plan,
+        work: Callable[[Session], Awaitable[Any]],
+    ) -> tuple[Session, Any]:
+        """Run ``work`` in each planned era until one succeeds (see the module docstring)."""
+        failures: dict[Era, McpError] = {}
+        for era, version in plan:
+            session = self._session(channel, era, version)
+            try:
+                outcome = await self._attempt(session, work)
+            except McpError as exc:
+                if exc.reason == "unauthorized" or exc.settled or session.established:
+                    raise
+                logger.debug("mcp: the %s era did not answer (%s)", era, exc.reason)
+                failures[era] = exc
+            else:
+                return session, outcome
+        raise failures.get("legacy") or failures["modern"]
+
+    @staticmethod
+    async def _attempt(session: Session, work: Callable[[Session], Awaitable[Any]]) -> Any:
+        if isinstance(session, ModernSession):
+            return await work(session)
+        try:
+            outcome = await work(session)
+        except Exception:
+            await session.close()
+            raise
+        await session.close()
+        return outcome
+
+    async def discover(
+        self,
+        url: str,
+        *,
+        pin: str,
+        bearer: str | None,
+        deadline_s: float,
+        era_hint: Era | None = None,
+        force_era: Era | None = None,
+        protocol_version: str | None = None,
+    ) -> DiscoveryResult:
+        """The server's description and every tool (``tools/list`` followed to its end)."""
+        plan, _ = plan_eras(era_hint, force_era, protocol_version)
+
+        async def work(session: Session) -> tuple[ServerFacts, ToolCatalog]:
+            facts = await (
+                session.discover() if isinstance(session, ModernSession) else session.initialize()
+            )
+            return facts, await session.list_tools()
+
+        async with self._fetcher.operation(pin=pin, deadline_s=deadline_s, bearer=bearer) as op:
+            channel = Channel(op, url)
+            session, (facts, catalog) = await self._negotiate(channel, plan, work)
+            era: Era = "modern" if isinstance(session, ModernSession) else "legacy"
+            return DiscoveryResult(
+                era=era,
+                protocol_version=facts.protocol_version,
+                server_info=facts.server_info,
+                capabilities=facts.capabilities,
+                instructions=facts.instructions,
+                tools=catalog.tools,
+                dropped_tools=catalog.dropped,
+                requests=channel.requests,
+            )
+
+    async def call_tool(
+        self,
+        url: str,
+        name: str,
+        arguments: Mapping[str, Json],
+        *,
+        pin: str,
+        bearer: str | None,
+        deadline_s: float,
+        tool: Mapping[str, Json] | None = None,
+        era_hint: Era | None = None,
+        force_era: Era | None = None,
+        protocol_version: str | None = None,
+    ) -> CallResult:
+        """Call one tool; the raw ``CallToolResult`` (``isError`` preserved).
+
+        ``tool`` is the raw Tool definition from discovery: its ``x-mcp-header`` markings are
+        mirrored into ``Mcp-Param-*`` headers. A JSON-RPC error answer is ``McpError``
+        ``tool_error`` with the upstream ``code``; an ``input_required`` (MRTR) result is
+        ``invalid_result`` for now.
+        """
+        if tool is not None:
+            if tool.get("name") != name:
+                raise ValueError("tool is not the definition of the tool called")
+            schema = tool.get("inputSchema")
+            header_params(schema if isinstance(schema, Mapping) else {})
+        plan, probing = plan_eras(era_hint, force_era, protocol_version)
+
+        async def work(session: Session) -> dict[str, Json]:
+            if isinstance(session, ModernSession):
+                if probing:
+                    await session.discover()
+                return await session.call_tool(name, arguments, tool)
+            await session.initialize()
+            return await session.call_tool(name, arguments, tool)
+
+        async with self._fetcher.operation(pin=pin, deadline_s=deadline_s, bearer=bearer) as op:
+            channel = Channel(op, url)
+            session, result = await self._negotiate(channel, plan, work)
+            if isinstance(session, ModernSession):
+                return CallResult("modern", session.version, result, channel.requests)
+            return CallResult("legacy", session.version or session.offer, result, channel.requests)

@@ -1,0 +1,180 @@
+"""The handshake ("legacy") era: 2025-11-25, 2025-06-18, 2025-03-26 (MCP-PROTOCOL §2, §3a, §9).
+
+1. ``initialize`` offering the newest version (or the one asked for), ``capabilities: {}`` and
+   the client info; no ``MCP-Protocol-Version`` header on that first POST.
+2. The answered ``protocolVersion`` must be one the client speaks (the server may counter-offer);
+   ``Mcp-Session-Id`` is captured from that response only (visible ASCII, 0x21-0x7E).
+3. ``notifications/initialized`` (202 expected), then requests; every one after ``initialize``
+   carries ``MCP-Protocol-Version: <negotiated>`` and the session id if one was issued.
+4. A **404 while sending a session id** means the server ended the session: start a new
+   ``initialize`` without it, once, and redo the interrupted work from its start (a listing
+   restarts at the first page: cursors do not survive a session).
+5. ``DELETE`` the session at the end, best effort (405 or any failure tolerated, a bounded time).
+
+Server→client requests arriving on a response stream (sampling, elicitation, roots) are
+answered at once with a POSTed JSON-RPC error ``-32601``, since the hub offers none of these
+capabilities (a ``ping`` gets its empty result); otherwise a server waiting for the answer
+would never send ours. ``tools/call`` also carries ``Mcp-Name`` and ``Mcp-Param-*`` in this era.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TypeVar
+
+import mcp_types
+
+from hub.mcp.channel import Channel
+from hub.mcp.errors import McpError
+from hub.mcp.headers import encode_header_value, param_headers
+from hub.mcp.outcomes import failure, result_of
+from hub.mcp.reader import Reply
+from hub.mcp.results import ServerFacts, check_call_result, valid_model
+from hub.mcp.tools import ToolCatalog, collect_tools
+from hub.mcp.wire import (
+    LEGACY_VERSIONS,
+    METHOD_NOT_FOUND,
+    Json,
+    check_result_type,
+    error_response,
+    notification,
+    request,
+    result_response,
+)
+
+__all__ = ["LegacySession"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+DELETE_WITHIN_S = 2.0
+
+
+class _SessionLost(Exception):
+    """404 while sending a session id (internal: caught by ``_in_session``)."""
+
+
+def _valid_session_id(value: str) -> bool:
+    return bool(value) and all("!" <= ch <= "~" for ch in value)
+
+
+class LegacySession:
+    """One handshake session within one operation (see the module docstring)."""
+
+    def __init__(self, channel: Channel, client_info: Mapping[str, Json], offer: str) -> None:
+        self.channel = channel
+        self.client_info = client_info
+        self.offer = offer
+        self.version: str | None = None
+        self.session_id: str | None = None
+        self.established = False
+        """Set once ``initialize`` succeeded: the server is legacy, later failures are settled."""
+        self._reinitialized = False
+
+    def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if self.version is not None:
+            headers["MCP-Protocol-Version"] = self.version
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        return {**headers, **(extra or {})}
+
+    async def _answer_server_request(
+        self, message: dict[str, Json], session_id: str | None
+    ) -> None:
+        """Answer a server→client request on a response stream (see the module docstring)."""
+        request_id = message.get("id")
+        if message.get("method") == "ping":
+            answer = result_response(request_id, {})
+        else:
+            answer = error_response(request_id, METHOD_NOT_FOUND, "Method not found")
+        headers = self._headers()
+        if session_id is not None and self.session_id is None:
+            headers["Mcp-Session-Id"] = session_id
+        status = await self.channel.send(answer, headers)
+        logger.debug("mcp legacy: answered a server request, status %s", status)
+
+    async def _call(
+        self, method: str, params: Mapping[str, Json], extra: Mapping[str, str] | None = None
+    ) -> Reply:
+        message = request(self.channel.next_id(), method, params)
+        reply = await self.channel.call(
+            message, self._headers(extra), on_request=self._answer_server_request
+        )
+        logger.debug("mcp legacy %s: status %s", method, reply.status)
+        if reply.status == 404 and self.session_id is not None:
+            raise _SessionLost
+        return reply
+
+    # ------------------------------------------------------------------ handshake
+    async def initialize(self) -> ServerFacts:
+        """``initialize`` + ``notifications/initialized``; unsettled failures until it succeeded."""
+        self.version = self.session_id = None
+        params = {"protocolVersion": self.offer, "capabilities": {}, "clientInfo": self.client_info}
+        reply = await self._call("initialize", params)
+        result = result_of(reply, "handshake")
+        check_result_type(result)
+        if not valid_model(mcp_types.InitializeResult, result):
+            raise McpError("invalid_result")
+        version = result["protocolVersion"]
+        if version not in LEGACY_VERSIONS:
+            raise McpError("handshake_failed")
+        if reply.session_id is not None and not _valid_session_id(reply.session_id):
+            raise McpError("protocol_error")
+        self.version, self.session_id = version, reply.session_id
+        self.established = True
+        status = await self.channel.send(notification("notifications/initialized"), self._headers())
+        if status in (401, 403):
+            raise McpError("unauthorized")
+        if not 200 <= status < 300:
+            raise McpError("handshake_failed")
+        return ServerFacts(
+            version, result["serverInfo"], result["capabilities"], result.get("instructions")
+        )
+
+    async def _in_session(self, action: Callable[[], Awaitable[T]]) -> T:
+        """Run ``action``; if the session is lost, re-initialize once and run it again."""
+        while True:
+            try:
+                return await action()
+            except _SessionLost:
+                pass
+            if self._reinitialized:
+                raise McpError("handshake_failed")
+            self._reinitialized = True
+            logger.debug("mcp legacy: session lost, initializing again")
+            await self.initialize()
+
+    # ------------------------------------------------------------------ requests
+    async def _tools_page(self, cursor: str | None) -> dict[str, Json]:
+        reply = await self._call("tools/list", {} if cursor is None else {"cursor": cursor})
+        result = result_of(reply, "request")
+        check_result_type(result)
+        return result
+
+    async def list_tools(self) -> ToolCatalog:
+        return await self._in_session(lambda: collect_tools(self._tools_page))
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Json], tool: Mapping[str, Json] | None
+    ) -> dict[str, Json]:
+        """``tools/call``; the raw ``CallToolResult`` (a JSON-RPC error is ``tool_error``)."""
+        extra = {"Mcp-Name": encode_header_value(name), **param_headers(tool, arguments)}
+        params = {"name": name, "arguments": dict(arguments)}
+        reply = await self._in_session(lambda: self._call("tools/call", params, extra))
+        if not reply.ok or reply.answer is None or "result" not in reply.answer:
+            raise failure(reply, "call")
+        result = reply.answer["result"]
+        if not isinstance(result, dict):
+            raise McpError("invalid_result")
+        check_call_result(result)
+        return result
+
+    async def close(self) -> None:
+        """``DELETE`` the session, best effort (no session, nothing to do)."""
+        if self.session_id is None:
+            return
+        headers = self._headers()
+        self.session_id = None
+        await self.channel.delete(headers, within=DELETE_WITHIN_S)

@@ -1,0 +1,106 @@
+"""Ingesting ``tools/list``: pagination, dropped tools, duplicate names (MCP-PROTOCOL §4a, §3d).
+
+- **Pagination**: follow ``nextCursor`` until it is absent or null; an empty string is a cursor
+  (2026-07-28). Every page is fetched inside the caller's one operation, so its deadline and
+  byte budget bound a server that paginates forever.
+- **Raw JSON**: a kept tool is the exact JSON object received. ``mcp-types`` validates it, but its
+  models drop unknown fields, so a re-serialised model is never stored (DESIGN §13, "Catalog hash").
+- **Dropped, not fatal** (DESIGN §13): an entry is left out and reported in ``dropped`` as
+  ``{"name": str | None, "reason": …}`` when it is not an object (``invalid_tool``), has no
+  non-empty string ``name`` (``missing_name``), has an ``inputSchema`` that is missing, not an
+  object or whose root ``type`` is not ``"object"`` (``invalid_input_schema``), has invalid
+  ``x-mcp-header`` markings (``invalid_x_mcp_header``; a client on HTTP MUST drop such a tool), or
+  otherwise fails the ``mcp-types`` ``Tool`` model (``invalid_tool``).
+- **Fatal**: two entries with the same name (dropped ones included) fail the whole discovery
+  with ``duplicate_tool``, since the hub could not tell which one a grant or a call means.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import mcp_types
+from pydantic import ValidationError
+
+from hub.mcp.errors import McpError
+from hub.mcp.headers import has_invalid_x_mcp_header
+
+__all__ = ["DropReason", "ToolCatalog", "collect_tools", "drop_reason"]
+
+logger = logging.getLogger(__name__)
+
+DropReason = Literal["invalid_tool", "missing_name", "invalid_input_schema", "invalid_x_mcp_header"]
+
+PageFetcher = Callable[[str | None], Awaitable[Mapping[str, Any]]]
+"""Fetch one ``tools/list`` page (``None``: the first) and return its checked result object."""
+
+
+def _validates(tool: Mapping[str, Any]) -> bool:
+    try:
+        mcp_types.Tool.model_validate(tool)
+    except ValidationError:
+        return False
+    return True
+
+
+def drop_reason(tool: Any) -> DropReason | None:
+    """Why a ``tools/list`` entry must be dropped, or ``None`` to keep it."""
+    if not isinstance(tool, dict):
+        return "invalid_tool"
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        return "missing_name"
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return "invalid_input_schema"
+    if has_invalid_x_mcp_header(schema):
+        return "invalid_x_mcp_header"
+    if not _validates(tool):
+        return "invalid_tool"
+    return None
+
+
+@dataclass
+class ToolCatalog:
+    """The tools kept so far (raw, in server order) and the entries dropped, with reasons."""
+
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    _names: set[str] = field(default_factory=set)
+
+    def add(self, entries: list[Any]) -> None:
+        """Ingest one page; ``duplicate_tool`` when a name was seen before."""
+        for entry in entries:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            name = name if isinstance(name, str) else None
+            if name:
+                if name in self._names:
+                    raise McpError("duplicate_tool")
+                self._names.add(name)
+            reason = drop_reason(entry)
+            if reason is None:
+                self.tools.append(entry)
+            else:
+                logger.warning(
+                    "mcp: dropped a tool from the server's list", extra={"reason": reason}
+                )
+                self.dropped.append({"name": name, "reason": reason})
+
+
+async def collect_tools(fetch_page: PageFetcher) -> ToolCatalog:
+    """Every page of ``tools/list``: ``tools`` must be a list, ``nextCursor`` a string or absent."""
+    catalog = ToolCatalog()
+    cursor: str | None = None
+    while True:
+        result = await fetch_page(cursor)
+        tools = result.get("tools")
+        next_cursor = result.get("nextCursor")
+        if not isinstance(tools, list) or not (next_cursor is None or isinstance(next_cursor, str)):
+            raise McpError("invalid_result")
+        catalog.add(tools)
+        if next_cursor is None:
+            return catalog
+        cursor = next_cursor

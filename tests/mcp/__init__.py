@@ -1,0 +1,1 @@
+"""Tests of the hub's MCP client (``hub/mcp``), against real and hostile peers on loopback."""
