@@ -10,6 +10,7 @@ from hub import __version__
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.logging import configure_logging
 from hub.core.settings import ConfigError, Settings, get_settings
+from hub.mcp.cli import mcp_app
 
 __all__ = ["app", "main"]
 
@@ -18,6 +19,7 @@ db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 app.add_typer(db_app, name="db")
 crypto_app = typer.Typer(no_args_is_help=True, help="Encryption keyring.")
 app.add_typer(crypto_app, name="crypto")
+app.add_typer(mcp_app, name="mcp")
 
 
 def runtime_settings() -> Settings:
