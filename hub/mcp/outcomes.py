@@ -8,13 +8,15 @@ reply                                   ``handshake``          ``request`` (``to
 401 / 403                               ``unauthorized`` (already raised while reading)
 5xx without a JSON-RPC answer           ``handshake_failed``   ``protocol_error``
 other status, non-JSON non-SSE body     ``not_mcp``            ``not_mcp``
+405 (POST not allowed: not Streamable)  ``not_mcp``            ``protocol_error``
 other non-2xx (empty or JSON body)      ``handshake_failed``   ``protocol_error``
 2xx with no body                        ``not_mcp``            ``protocol_error``
 a JSON-RPC error (any status)           ``handshake_failed``   ``protocol_error``
 a result that is not an object          ``invalid_result``     ``invalid_result``
 ======================================  =====================  =================================
 
-``tools/call`` has its own stage: a JSON-RPC error there is ``tool_error`` carrying the code.
+A 2024-11-05 HTTP+SSE-only server refuses the POST (405, often with a text body), so it is
+reported ``not_mcp`` until that transport is supported (DESIGN §7). ``tools/call`` has its own stage: a JSON-RPC error there is ``tool_error`` carrying the code.
 Modern-era signals (:func:`modern_error`) are recognised here too (MCP-PROTOCOL §3c, §9.8, §9.9).
 """
 
@@ -79,7 +81,9 @@ def failure(reply: Reply, stage: Stage) -> McpError:
     reason: Reason
     if reply.answer is None and reply.status >= 500:
         reason = "handshake_failed" if stage == "handshake" else "protocol_error"
-    elif reply.answer is None and reply.media == "other":
+    elif reply.answer is None and (
+        reply.media == "other" or (stage == "handshake" and reply.status == 405)
+    ):
         reason = "not_mcp"
     elif reply.answer is None and reply.ok:
         reason = "not_mcp" if stage == "handshake" else "protocol_error"
