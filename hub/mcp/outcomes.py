@@ -16,8 +16,9 @@ a result that is not an object          ``invalid_result``     ``invalid_result`
 ======================================  =====================  =================================
 
 A 2024-11-05 HTTP+SSE-only server refuses the POST (405, often with a text body), so it is
-reported ``not_mcp`` until that transport is supported (DESIGN §7). ``tools/call`` has its own stage: a JSON-RPC error there is ``tool_error`` carrying the code.
-Modern-era signals (:func:`modern_error`) are recognised here too (MCP-PROTOCOL §3c, §9.8, §9.9).
+reported ``not_mcp`` until that transport is supported (DESIGN §7). ``tools/call`` has its own
+stage: a JSON-RPC error there is ``tool_error`` carrying the code. Modern-era signals
+(:func:`modern_error`) are recognised here too (MCP-PROTOCOL §3c, §9.8, §9.9).
 """
 
 from __future__ import annotations
