@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from hub.catalogs.endpoints import router as catalogs_router
 from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
+from hub.discovery.endpoints import router as discovery_router
 from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
 from hub.principals.endpoints import platform_router, whoami_router
@@ -24,6 +25,7 @@ api_router.include_router(tenants_router)
 api_router.include_router(principals_router)
 api_router.include_router(grants_router)
 api_router.include_router(credentials_router)
+api_router.include_router(discovery_router)
 api_router.include_router(servers_router)
 api_router.include_router(catalogs_router)
 api_router.include_router(deployments_router)

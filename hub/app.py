@@ -10,34 +10,31 @@ from fastapi import FastAPI
 from hub import __version__
 from hub.api import api_router
 from hub.auth.failures import audit_failed_request
-from hub.catalogs.service import CatalogContext, Discovered
-from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
-from hub.core.errors import ServiceUnavailable
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
 from hub.core.middleware import RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
 from hub.credentials.readiness import keyring_covers_rows
-from hub.credentials.service import CredentialContext
-from hub.egress import EgressConfig
-from hub.grants.cache import PolicyCache
+from hub.egress import Fetcher
 from hub.health.service import ReadinessCheck
-from hub.servers.service import ServerContext
+from hub.wiring import build_components
 
 __all__ = ["create_app"]
 
 
-async def _discovery_pending(target: object, era: object) -> Discovered:  # TODO(lead): MCP client
-    raise ServiceUnavailable("discovery is not available yet")
-
-
-def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
-    """Build the ASGI app. ``database`` lets tests share an engine; otherwise one is made here."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    database: Database | None = None,
+    fetcher: Fetcher | None = None,
+) -> FastAPI:
+    """Build the ASGI app. Tests may pass a shared ``database`` or a ``fetcher`` with an injected
+    resolver; otherwise both are made here and closed at shutdown."""
     settings = with_dev_secrets(settings or get_settings())
-    keyring = Keyring.from_settings(settings)  # a malformed keyring stops the hub here
+    components = build_components(settings, fetcher)
     install_log_redaction()
 
     @asynccontextmanager
@@ -49,6 +46,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         try:
             yield
         finally:
+            if fetcher is None:
+                await components.fetcher.aclose()
             if database is None:
                 await db.dispose()
 
@@ -61,16 +60,13 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         redoc_url=None,
     )
     app.state.settings = settings
-    app.state.keyring = keyring
-    app.state.policy_cache = PolicyCache()
+    app.state.keyring = components.keyring
+    app.state.egress_config = components.egress
+    app.state.policy_cache = components.policy_cache
+    app.state.credential_context = components.credential_context
+    app.state.discovery_context = components.discovery_context
     app.state.failure_hooks = [audit_failed_request]
-    egress = EgressConfig.from_settings(settings)
-    app.state.egress_config = egress
-    pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
-    app.state.credential_context = CredentialContext(keyring, egress, pepper)
-    app.state.server_context = ServerContext(keyring, egress)
-    app.state.catalog_context = CatalogContext(app.state.server_context, _discovery_pending)
-    readiness: list[ReadinessCheck] = [keyring_covers_rows(keyring)]
+    readiness: list[ReadinessCheck] = [keyring_covers_rows(components.keyring)]
     app.state.readiness_checks = readiness
     install_exception_handlers(app)
     install_openapi(app)

@@ -23,7 +23,10 @@ from fastapi import FastAPI, routing
 from sqlalchemy import func, select, text
 
 from hub.core.db import Database
+from hub.core.settings import Settings
 from hub.models import AuditEvent, Base
+from tests.conftest import make_settings
+from tests.peers.fixtures import HandmadePeerStarter, handmade_peer
 from tests.support.factories import (
     Actor,
     make_catalog,
@@ -62,6 +65,7 @@ class World:
     b_nobody: Actor
     a_ids: Ids
     b_ids: Ids
+    peer_url: str = ""
     a_words: set[str] = field(default_factory=set)
 
     async def throwaway(self, ids: Ids, what: str) -> Ids:
@@ -136,6 +140,33 @@ def _fresh(what: str) -> Callable[[World], Awaitable[Ids]]:
         return await w.throwaway(dict(w.a_ids), what)
 
     return prepare
+
+
+async def _peer_server(w: World) -> Ids:
+    """A server of A's whose URL is the world's live MCP peer (a snapshot really discovers)."""
+    handle = f"peer{uuid.uuid4().hex[:8]}"
+    r = await w.client.post(
+        f"/tenants/{w.a_ids['t']}/servers",
+        json={"handle": handle, "url": w.peer_url},
+        headers=w.a_admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    return {**w.a_ids, "handle": handle}
+
+
+async def _peer_credential(w: World) -> Ids:
+    """A credential of A's pinned to the live peer's origin, and the peer's URL."""
+    r = await w.client.post(
+        f"/tenants/{w.a_ids['t']}/credentials",
+        json={
+            "name": "peer",
+            "type": "api_key",
+            "secret": "peer-secret",
+            "api_base_url": w.peer_url.rsplit("/", 1)[0],
+        },
+        headers=w.a_admin.headers,
+    )
+    return {**w.a_ids, "c": r.json()["data"]["id"], "peer_url": w.peer_url}
 
 
 def _fresh_key(w: World) -> Awaitable[Ids]:
@@ -352,8 +383,26 @@ ROUTES: dict[str, Route] = {
         prepare=_fresh("server"),
         success=204,
     ),
-    # TODO(lead): mutating + prepare once the MCP client lands (snapshot needs a real peer)
-    "catalog.create": Route("tenant", "POST", "/tenants/{t}/servers/{handle}/catalogs"),
+    "catalog.create": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/servers/{handle}/catalogs",
+        mutating=True,
+        prepare=_peer_server,
+        success=201,
+    ),
+    "mcp.discover": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/mcp/discover",
+        body=lambda i: {
+            "url": i.get("peer_url", "https://alpha.example.com/mcp"),
+            "credential_id": i["c"],
+        },
+        body_refs=("credential_id",),
+        mutating=True,
+        prepare=_peer_credential,
+    ),
     "catalog.list": Route("tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs"),
     "catalog.get": Route("tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs/{version}"),
     "catalog.diff": Route(
@@ -392,6 +441,8 @@ ROUTES: dict[str, Route] = {
     ),
     "deployment.bundle": Route("tenant", "GET", "/tenants/{t}/deployments/{d}/bundle"),
 }
+
+__all__ = ["handmade_peer"]
 
 _PARAM = re.compile(r"{(\w+)}")
 
@@ -499,8 +550,17 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
 
 
 @pytest.fixture
-async def world(client: httpx2.AsyncClient, database: Database) -> World:
-    return await _make_world(client, database)
+def settings(db_url: str) -> Settings:
+    return make_settings(db_url, allow_loopback=True, discovery_timeout_s=10)
+
+
+@pytest.fixture
+async def world(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> World:
+    made = await _make_world(client, database)
+    made.peer_url = (await handmade_peer(era="modern")).url
+    return made
 
 
 def test_every_route_is_classified(app: FastAPI) -> None:

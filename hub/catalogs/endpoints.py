@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Response
 
 from hub.auth.caller import TenantAccess
 from hub.auth.deps import authorize
@@ -13,13 +13,9 @@ from hub.catalogs.schemas import CatalogRead, CatalogSummary
 from hub.core.deps import DatabaseDep, SessionDep
 from hub.core.errors import NotFound
 from hub.core.pagination import PageParamsDep
+from hub.discovery.deps import DiscoveryContextDep
 
 router = APIRouter(prefix="/tenants/{t}/servers/{handle}/catalogs", tags=["catalogs"])
-
-
-def catalog_context(request: Request) -> service.CatalogContext:
-    ctx: service.CatalogContext = request.app.state.catalog_context
-    return ctx
 
 
 def _version(value: str) -> int:
@@ -41,7 +37,7 @@ async def create_snapshot(
     response: Response,
     db: DatabaseDep,
     session: SessionDep,
-    ctx: Annotated[service.CatalogContext, Depends(catalog_context)],
+    ctx: DiscoveryContextDep,
     access: Annotated[TenantAccess, authorize("catalog", "write", item="handle")],
 ) -> dict[str, Any]:
     """Discover the server and snapshot its tools: 201 with a new version, or 200 with the

@@ -9,8 +9,6 @@ with the latest version only (A → B → A makes version 3), and either returns
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,12 +23,11 @@ from hub.core.db import Database
 from hub.core.errors import NotFound
 from hub.core.pagination import Page, PageParams, page_of
 from hub.core.tenancy import TenantId
+from hub.discovery.service import DiscoveryContext, resolve_target, run_discovery
 from hub.models import Catalog, Server
 from hub.servers import service as servers_service
 
 __all__ = [
-    "CatalogContext",
-    "Discovered",
     "diff_catalogs",
     "get_catalog",
     "get_catalog_by_id",
@@ -39,39 +36,17 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Discovered:
-    era: str
-    protocol_version: str
-    server_info: dict[str, object]
-    capabilities: dict[str, object]
-    instructions: str | None
-    tools: list[dict[str, object]]
-
-
-# discover(target, era_hint) -> Discovered; raises a HubError (422) on failure
-Discover = Callable[[servers_service.Target, str | None], Awaitable[Discovered]]
-
-
-@dataclass(frozen=True)
-class CatalogContext:
-    servers: servers_service.ServerContext
-    discover: Discover
-
-
 async def snapshot(
     db: Database,
     session: AsyncSession,
-    ctx: CatalogContext,
+    ctx: DiscoveryContext,
     access: TenantAccess,
     handle: str,
 ) -> tuple[Catalog, bool]:
     async with db.session(write=False) as read:
         server = await servers_service.get_server(read, access.tenant_id, handle)
-        target = await servers_service.resolve_target(
-            read, ctx.servers, access.tenant_id, server.url, server.credential_id
-        )
-    found = await ctx.discover(target, server.era)  # no transaction is open here
+        target = await resolve_target(read, ctx, access.tenant_id, server.url, server.credential_id)
+    found = await run_discovery(ctx, target, server.era)  # no transaction is open here
     tools = sorted_tools(found.tools)
     digest = catalog_sha256(
         protocol_version=found.protocol_version,

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Response
 
 from hub.auth.caller import TenantAccess
 from hub.auth.deps import authorize
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
+from hub.discovery.deps import DiscoveryContextDep
 from hub.servers import service
 from hub.servers.schemas import ServerCreate, ServerRead, ServerUpdate
 
 router = APIRouter(prefix="/tenants/{t}/servers", tags=["servers"])
 
 
-def server_context(request: Request) -> service.ServerContext:
-    ctx: service.ServerContext = request.app.state.server_context
-    return ctx
-
-
-ContextDep = Annotated[service.ServerContext, Depends(server_context)]
+ContextDep = DiscoveryContextDep
 
 
 @router.post("", status_code=201, name="server.create")

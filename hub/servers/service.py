@@ -5,76 +5,33 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit.service import record
 from hub.auth.caller import TenantAccess
 from hub.core import clock
-from hub.core.crypto import Keyring
-from hub.core.errors import BadRequest, Conflict, NotFound
+from hub.core.errors import Conflict, NotFound
 from hub.core.pagination import Page, PageParams, page_of
 from hub.core.tenancy import TenantId
-from hub.credentials.pinning import ensure_within_pin, pin_origin
-from hub.credentials.vault import load_usable_credential
-from hub.egress import EgressConfig, UrlRejected, validate_url
-from hub.models import Credential, Server
+from hub.discovery.service import DiscoveryContext, resolve_target
+from hub.models import Server
 from hub.servers import repository
 from hub.servers.schemas import ServerCreate, ServerUpdate
 
 __all__ = [
-    "ServerContext",
-    "Target",
     "create_server",
     "delete_server",
     "get_server",
     "list_servers",
-    "resolve_target",
+    "remember_era",
     "servers_by_ids",
     "update_server",
 ]
 
 
-@dataclass(frozen=True)
-class ServerContext:
-    keyring: Keyring
-    egress: EgressConfig
-
-
-@dataclass(frozen=True)
-class Target:
-    """A checked upstream: normalised URL, the origin requests are pinned to, the credential."""
-
-    url: str
-    pin: str
-    credential: Credential | None
-
-
-async def resolve_target(
-    session: AsyncSession,
-    ctx: ServerContext,
-    tenant_id: TenantId,
-    url: str,
-    credential_id: uuid.UUID | None,
-) -> Target:
-    """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin."""
-    try:
-        checked = validate_url(url, ctx.egress)
-    except UrlRejected:
-        raise BadRequest(
-            "url must be absolute https (http only to loopback when allowed)"
-        ) from None
-    credential = None
-    if credential_id is not None:
-        credential = await load_usable_credential(session, tenant_id, credential_id)
-    pin = pin_origin(ctx.keyring, credential, checked)
-    ensure_within_pin(ctx.egress, pin, checked)
-    return Target(url=checked, pin=pin, credential=credential)
-
-
 async def create_server(
-    session: AsyncSession, ctx: ServerContext, access: TenantAccess, data: ServerCreate
+    session: AsyncSession, ctx: DiscoveryContext, access: TenantAccess, data: ServerCreate
 ) -> Server:
     target = await resolve_target(session, ctx, access.tenant_id, data.url, data.credential_id)
     if await repository.handle_ever_used(session, access.tenant_id, data.handle):
@@ -132,7 +89,7 @@ async def list_servers(
 
 async def update_server(
     session: AsyncSession,
-    ctx: ServerContext,
+    ctx: DiscoveryContext,
     access: TenantAccess,
     handle: str,
     data: ServerUpdate,

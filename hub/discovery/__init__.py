@@ -1,0 +1,1 @@
+"""Discovery: ``POST /tenants/{t}/mcp/discover`` (DESIGN §5)."""

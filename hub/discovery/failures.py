@@ -1,0 +1,42 @@
+"""Turning egress and MCP client failures into the 422 of DESIGN §5.
+
+A 422 carries the hub's own fixed message for its ``reason`` and nothing else: never the upstream
+status, never upstream text, never the secret.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from hub.core.errors import BadRequest, DiscoveryFailed, HubError
+from hub.egress import EgressError
+from hub.mcp import McpError
+
+__all__ = ["MESSAGES", "as_discovery_failure"]
+
+MESSAGES: Final[dict[str, str]] = {
+    "redirect_refused": "upstream redirected; redirects are not followed",
+    "origin_refused": "the url is outside the origin the credential may be sent to",
+    "destination_refused": "destination not allowed",
+    "response_too_large": "upstream response too large",
+    "timeout": "upstream did not answer in time",
+    "connect_failed": "could not connect to upstream",
+    "tls_failed": "upstream TLS verification failed",
+    "unauthorized": "upstream refused the credential",
+    "not_mcp": "upstream did not answer as an MCP server",
+    "protocol_error": "upstream sent a malformed MCP response",
+    "duplicate_tool": "upstream listed two tools with the same name",
+    "invalid_result": "upstream answered with a result of the wrong shape",
+    "invalid_secret": "the credential secret is not a valid header value",
+    "handshake_failed": "upstream refused the MCP handshake",
+}
+_ALIASES: Final[dict[str, str]] = {"malformed_response": "protocol_error"}
+
+
+def as_discovery_failure(exc: EgressError | McpError) -> HubError:
+    reason = _ALIASES.get(exc.reason, exc.reason)
+    if reason == "invalid_url":
+        return BadRequest("url must be absolute https (http only to loopback when allowed)")
+    if reason not in MESSAGES:
+        reason = "protocol_error"
+    return DiscoveryFailed(reason, MESSAGES[reason])
