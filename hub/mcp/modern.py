@@ -102,8 +102,10 @@ class ModernSession:
         if modern_error(reply):
             raise settled(McpError("handshake_failed"))
         result = result_of(reply, "handshake")
-        kind = result.get("resultType", "complete")
-        facts = self._facts(result) if kind == "complete" else None
+        if result.get("resultType", "complete") != "complete":
+            # ``resultType`` is itself 2026 vocabulary: a modern server, with a bad result.
+            raise settled(McpError("invalid_result"))
+        facts = self._facts(result)
         if facts is None:
             raise McpError("invalid_result")
         self.established = True

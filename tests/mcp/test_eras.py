@@ -184,3 +184,18 @@ async def test_bad_era_options_are_refused_before_any_request(client: McpClient)
             protocol_version=MODERN_VERSION,
             force_era="legacy",
         )
+
+
+async def test_an_unknown_result_type_from_discover_is_invalid_result_without_fallback(
+    handmade_peer: HandmadePeerStarter, client: McpClient
+) -> None:
+    peer = await handmade_peer(era="dual", tools=TOOLS)
+    result = {"resultType": "partial", "supportedVersions": [MODERN_VERSION], "capabilities": {}}
+    peer.override(
+        "server/discover",
+        lambda r: Reply(200, {"jsonrpc": "2.0", "id": r.rpc_id, "result": result}),
+    )
+    with pytest.raises(McpError) as caught:
+        await discover(client, peer)
+    assert caught.value.reason == "invalid_result"
+    assert peer.count("initialize") == 0
