@@ -114,15 +114,16 @@ class LegacySession:
         params = {"protocolVersion": self.offer, "capabilities": {}, "clientInfo": self.client_info}
         reply = await self._call("initialize", params)
         result = result_of(reply, "handshake")
+        if reply.session_id is not None and not _valid_session_id(reply.session_id):
+            raise McpError("protocol_error")
+        self.session_id = reply.session_id  # from here on, ``close()`` deletes it
         check_result_type(result)
         if not valid_model(mcp_types.InitializeResult, result):
             raise McpError("invalid_result")
         version = result["protocolVersion"]
         if version not in LEGACY_VERSIONS:
             raise McpError("handshake_failed")
-        if reply.session_id is not None and not _valid_session_id(reply.session_id):
-            raise McpError("protocol_error")
-        self.version, self.session_id = version, reply.session_id
+        self.version = version
         self.established = True
         status = await self.channel.send(notification("notifications/initialized"), self._headers())
         if status in (401, 403):

@@ -158,6 +158,8 @@ async def test_a_counter_offer_the_client_does_not_speak_fails_the_handshake(
         await discover(client, peer)
     assert caught.value.reason == "handshake_failed"
     assert peer.count("tools/list") == 0
+    assert peer.requests[-1].http_method == "DELETE"  # the session it opened is closed
+    assert peer.sessions == {}
 
 
 async def test_an_older_version_can_be_asked_for(
