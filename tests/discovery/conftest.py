@@ -14,5 +14,5 @@ __all__ = ["everything_peer", "handmade_peer", "node_tools", "sdk_peer"]
 @pytest.fixture
 def settings(db_url: str) -> Settings:
     return make_settings(
-        db_url, allow_loopback=True, discovery_timeout_s=5, max_response_bytes=256 * 1024
+        db_url, allow_loopback=True, discovery_timeout_s=3, max_response_bytes=256 * 1024
     )
