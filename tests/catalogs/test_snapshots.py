@@ -1,4 +1,4 @@
-"""Catalog snapshots of real peers: versions, drift diffs, no duplicate versions under concurrency."""
+"""Catalog snapshots of real peers: versions, drift diffs, no duplicate versions when racing."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ async def test_schema_drift_on_a_real_sdk_peer(
 
     changed = copy.deepcopy(tools)
     target = next(t for t in changed if t["name"] == "add")
-    target["inputSchema"]["properties"]["c"] = {"type": "integer"}  # type: ignore[index]
+    target["inputSchema"]["properties"]["c"] = {"type": "integer"}
     peer.set_tools(changed)
     second = await client.post(f"{server_url}/catalogs", headers=admin.headers)
     assert second.status_code == 201, second.text
