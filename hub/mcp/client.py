@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TypeVar, get_args
 
 import mcp_types
 
@@ -47,14 +47,19 @@ __all__ = ["McpClient"]
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
 Plan = list[tuple[Era, str]]
 Session = ModernSession | LegacySession
+ERAS: tuple[Era, ...] = get_args(Era)
 
 
 def plan_eras(
     era_hint: Era | None, force_era: Era | None, protocol_version: str | None
 ) -> tuple[Plan, bool]:
     """The (era, version) attempts in order, and whether the era is a guess (no hint at all)."""
+    for era_option in (era_hint, force_era):
+        if era_option is not None and era_option not in ERAS:
+            raise ValueError("an era is 'modern' or 'legacy'")
     if protocol_version is not None:
         era = era_of(protocol_version)
         if force_era is not None and force_era != era:
@@ -89,8 +94,8 @@ class McpClient:
         self,
         channel: Channel,
         plan: Plan,
-        work: Callable[[Session], Awaitable[Any]],
-    ) -> tuple[Session, Any]:
+        work: Callable[[Session], Awaitable[T]],
+    ) -> tuple[Session, T]:
         """Run ``work`` in each planned era until one succeeds (see the module docstring)."""
         failures: dict[Era, McpError] = {}
         for era, version in plan:
@@ -107,7 +112,7 @@ class McpClient:
         raise failures.get("legacy") or failures["modern"]
 
     @staticmethod
-    async def _attempt(session: Session, work: Callable[[Session], Awaitable[Any]]) -> Any:
+    async def _attempt(session: Session, work: Callable[[Session], Awaitable[T]]) -> T:
         if isinstance(session, ModernSession):
             return await work(session)
         try:

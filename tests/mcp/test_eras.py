@@ -186,6 +186,8 @@ async def test_bad_era_options_are_refused_before_any_request(client: McpClient)
             protocol_version=MODERN_VERSION,
             force_era="legacy",
         )
+    with pytest.raises(ValueError, match="an era is"):
+        await client.discover(url, pin=url, bearer=None, deadline_s=1, era_hint="stateless")  # type: ignore[arg-type]
 
 
 async def test_an_unknown_result_type_from_discover_is_invalid_result_without_fallback(
