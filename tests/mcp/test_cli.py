@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -195,3 +196,17 @@ async def test_the_hub_entry_point_runs_the_probe(peer: HandmadePeer) -> None:
     stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 0, stderr.decode()
     assert json.loads(stdout)["tools"] == TOOLS
+
+
+@pytest.mark.usefixtures("loopback")
+async def test_the_timeout_option_bounds_the_whole_probe(peer: HandmadePeer) -> None:
+    async def hang(request: object) -> Reply:
+        await asyncio.sleep(5)
+        return Reply(500)
+
+    peer.override("*", hang)
+    started = time.monotonic()
+    done = await hub_mcp("probe", peer.url, "--timeout", "1")
+    assert time.monotonic() - started < 3
+    assert done.exit_code == 2
+    assert done.stderr.strip() == "hub mcp: upstream did not answer in time (reason: timeout)"
