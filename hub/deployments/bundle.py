@@ -9,16 +9,17 @@ bundle's canonical JSON, so an unchanged bundle has the same ETag on every repli
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from hub.catalogs.canonical import sha256_of
+from hub.catalogs.canonical import canonical_json
 from hub.deployments.schemas import BundleRead, BundleServer, BundleTool
 from hub.deployments.service import ResolvedEntry
 from hub.deployments.wirenames import assign_wire_names, grant_key
 from hub.models import Deployment
 
-__all__ = ["build_bundle", "etag_matches", "etag_of"]
+__all__ = ["build_bundle", "etag_matches", "render"]
 
 
 def _destructive(tool: dict[str, Any]) -> bool:
@@ -58,8 +59,10 @@ def build_bundle(deployment: Deployment, entries: Sequence[ResolvedEntry]) -> Bu
     return BundleRead(deployment_id=deployment.id, agent_id=deployment.agent_id, servers=servers)
 
 
-def etag_of(bundle: BundleRead) -> str:
-    return f'"{sha256_of(bundle.model_dump(mode="json"))}"'
+def render(bundle: BundleRead) -> tuple[bytes, str]:
+    """The response body (canonical JSON, serialised once) and its strong ETag."""
+    body = canonical_json({"data": bundle.model_dump(mode="json")})
+    return body, f'"{hashlib.sha256(body).hexdigest()}"'
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:

@@ -6,7 +6,6 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request, Response
-from fastapi.responses import JSONResponse
 
 from hub.auth.caller import TenantAccess
 from hub.auth.deps import TenantAccessDep, authorize, parse_id, policy_cache
@@ -14,7 +13,7 @@ from hub.core.deps import SessionDep, get_database
 from hub.core.errors import Forbidden
 from hub.core.pagination import PageParamsDep
 from hub.deployments import service
-from hub.deployments.bundle import build_bundle, etag_matches, etag_of
+from hub.deployments.bundle import build_bundle, etag_matches, render
 from hub.deployments.schemas import (
     DeploymentCreate,
     DeploymentRead,
@@ -143,9 +142,8 @@ async def get_bundle(
     """What a sidecar needs to serve the deployment's tools (no secrets), with a strong ETag."""
     deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
     entries = await service.resolved_entries(session, access.tenant_id, [deployment])
-    bundle = build_bundle(deployment, entries[deployment.id])
-    etag = etag_of(bundle)
+    body, etag = render(build_bundle(deployment, entries[deployment.id]))
     headers = {"etag": etag, "cache-control": "private, no-cache"}
     if etag_matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
-    return JSONResponse({"data": bundle.model_dump(mode="json")}, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)

@@ -1,0 +1,176 @@
+"""Snapshot and bundle of a peer with 5,000 tools: time and peak memory, against a baseline.
+
+The baseline is the official SDK client (``mcp.Client``) listing the same peer's 5,000 tools in the
+same run. The hub side runs the real app (SQLite in a temporary directory, migrated) in process:
+``POST …/servers/{handle}/catalogs`` (discover every page, hash, store) and
+``GET …/deployments/{d}/bundle`` (wire names, ETag). Peak memory is the Python allocation peak
+during each operation (``tracemalloc``, so the peer's own process is not counted). Each operation
+runs ``ROUNDS`` times untraced for the median time, then once traced for the peak. A report, not a test: ``python -m bench catalog``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench.discover import READY, REPO_ROOT
+from hub.app import create_app
+from hub.core.db import Database
+from hub.core.migrations import upgrade
+from tests.conftest import make_settings
+from tests.support.factories import make_principal, make_tenant
+
+TOOLS = 5_000
+PAGE_SIZE = 500
+ROUNDS = 3
+
+
+def _tools() -> list[dict[str, Any]]:
+    return [
+        {
+            "name": f"tool_{i:05d}",
+            "description": f"Generated tool number {i}, with a sentence of description.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}, "q": {"type": "string"}},
+                "required": ["n"],
+            },
+            "annotations": {"readOnlyHint": i % 2 == 0},
+        }
+        for i in range(TOOLS)
+    ]
+
+
+def _start_peer(workdir: Path) -> tuple[subprocess.Popen[str], str]:
+    tools_file = workdir / "tools.json"
+    tools_file.write_text(json.dumps(_tools()))
+    argv = [sys.executable, "-m", "bench._sdk_peer", "--mode", "stateless", "--port", "0"]
+    argv += ["--tools-file", str(tools_file), "--page-size", str(PAGE_SIZE)]
+    process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        found = READY.search(line)
+        if found:
+            return process, f"http://127.0.0.1:{found.group(1)}/mcp"
+    raise RuntimeError("the SDK peer exited before listening")
+
+
+async def _measure(operation: Callable[[], Awaitable[object]]) -> tuple[float, float]:
+    """Median seconds over ROUNDS runs, then the allocation peak (MiB) of one more traced run
+    (tracing slows allocation down, so it is kept out of the timed runs)."""
+    times = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        await operation()
+        times.append(time.perf_counter() - start)
+    tracemalloc.start()
+    await operation()
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return statistics.median(times), peak
+
+
+async def _sdk_list(url: str) -> int:
+    async with httpx2.AsyncClient(timeout=60) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="auto", cache=None) as client:
+            count, cursor = 0, None
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                count += len(page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    return count
+
+
+async def _run(url: str, db_url: str) -> None:
+    settings = make_settings(
+        db_url, allow_loopback=True, discovery_timeout_s=120, max_operation_bytes=64 * 2**20
+    )
+    database = Database.from_url(db_url)
+    app = create_app(settings, database=database)
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://hub") as hub,
+    ):
+        tenant = await make_tenant(database)
+        admin = await make_principal(database, tenant.id)
+        agent = await make_principal(database, tenant.id, role="agent", kind="agent")
+        base = f"/tenants/{tenant.id}"
+        await hub.post(f"{base}/servers", json={"handle": "big", "url": url}, headers=admin.headers)
+
+        async def snapshot() -> None:
+            # a fresh server each round, so every round discovers and stores 5,000 tools
+            handle = f"big{uuid.uuid4().hex[:8]}"
+            await hub.post(
+                f"{base}/servers", json={"handle": handle, "url": url}, headers=admin.headers
+            )
+            response = await hub.post(f"{base}/servers/{handle}/catalogs", headers=admin.headers)
+            assert response.status_code == 201, response.text
+            assert len(response.json()["data"]["tools"]) == TOOLS
+
+        first = await hub.post(f"{base}/servers/big/catalogs", headers=admin.headers)
+        assert first.status_code == 201, first.text
+        deployment = await hub.post(
+            f"{base}/deployments",
+            json={
+                "agent_id": str(agent.principal_id),
+                "entries": [{"server": "big", "catalog_version": 1}],
+            },
+            headers=admin.headers,
+        )
+        bundle_url = f"{base}/deployments/{deployment.json()['data']['id']}/bundle"
+
+        async def bundle() -> None:
+            response = await hub.get(bundle_url, headers=agent.headers)
+            assert response.status_code == 200
+            assert len(response.json()["data"]["servers"][0]["tools"]) == TOOLS
+
+        async def baseline() -> None:
+            assert await _sdk_list(url) == TOOLS
+
+        base_t, base_m = await _measure(baseline)
+        snap_t, snap_m = await _measure(snapshot)
+        bund_t, bund_m = await _measure(bundle)
+    await database.dispose()
+    print(f"{TOOLS} tools, {PAGE_SIZE} per page, median of {ROUNDS} runs each")
+    print(f"{'operation':<34} {'time':>10} {'vs baseline':>12} {'peak alloc':>12}")
+    rows = [
+        ("SDK client lists the tools (base)", base_t, base_m),
+        ("hub snapshot (discover+store)", snap_t, snap_m),
+        ("hub bundle (names, ETag)", bund_t, bund_m),
+    ]
+    for label, seconds, mib in rows:
+        print(f"{label:<34} {seconds * 1000:>8.0f}ms {seconds / base_t:>11.2f}x {mib:>9.1f}MiB")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as workdir:
+        db_url = f"sqlite+aiosqlite:///{Path(workdir) / 'bench.db'}"
+        upgrade(db_url)
+        process, url = _start_peer(Path(workdir))
+        try:
+            asyncio.run(_run(url, db_url))
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
