@@ -5,7 +5,8 @@ same run. The hub side runs the real app (SQLite in a temporary directory, migra
 ``POST …/servers/{handle}/catalogs`` (discover every page, hash, store) and
 ``GET …/deployments/{d}/bundle`` (wire names, ETag). Peak memory is the Python allocation peak
 during each operation (``tracemalloc``, so the peer's own process is not counted). Each operation
-runs ``ROUNDS`` times untraced for the median time, then once traced for the peak. A report, not a test: ``python -m bench catalog``.
+runs ``ROUNDS`` times untraced for the median time, then once traced for the peak.
+A report, not a test: ``python -m bench catalog``.
 """
 
 from __future__ import annotations
