@@ -155,7 +155,7 @@ class HandmadePeer:
 
     async def start(self, host: str = "127.0.0.1") -> HandmadePeer:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]

@@ -197,7 +197,7 @@ class _AnnouncingServer(uvicorn.Server):
 async def serve(app: Any, host: str, port: int) -> None:
     """Serve on a socket bound here (port 0: an ephemeral one)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     config = uvicorn.Config(
