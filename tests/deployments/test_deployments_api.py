@@ -190,3 +190,42 @@ async def test_changes_are_audited(client: httpx2.AsyncClient, database: Databas
             .all()
         )
     assert sorted(actions) == ["deployment.create", "deployment.delete", "deployment.update"]
+
+
+async def test_two_hundred_awkward_tool_names_bundle_stably(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    from hub.deployments.wirenames import WIRE_NAME
+
+    tenant = await make_tenant(database)
+    admin = await make_principal(database, tenant.id)
+    agent = await make_principal(database, tenant.id, role="agent", kind="agent")
+
+    def awkward(prefix: str) -> list[dict[str, object]]:
+        names = [f"{prefix}.op.{i}" for i in range(96)]  # dots
+        names += ["n" * 100, "a b", "a_b", "plain"]  # 100 chars; a collision after sanitising
+        return [tool(n, description=f"does {n} with spaces") for n in names]
+
+    for handle in ("alpha", "beta"):
+        server_id = await make_server(database, tenant.id, handle, f"https://{handle}.example/mcp")
+        await make_catalog(database, tenant.id, server_id, awkward(handle))
+    created = await client.post(
+        f"/tenants/{tenant.id}/deployments",
+        json={
+            "agent_id": str(agent.principal_id),
+            "entries": [
+                {"server": "alpha", "catalog_version": 1},
+                {"server": "beta", "catalog_version": 1},
+            ],
+        },
+        headers=admin.headers,
+    )
+    url = f"/tenants/{tenant.id}/deployments/{created.json()['data']['id']}/bundle"
+    first = await client.get(url, headers=agent.headers)
+    second = await client.get(url, headers=agent.headers)
+    assert first.headers["etag"] == second.headers["etag"]
+    names = [t["wire_name"] for s in first.json()["data"]["servers"] for t in s["tools"]]
+    assert len(names) == 200
+    assert len(set(names)) == 200
+    assert all(WIRE_NAME.match(n) for n in names)
+    assert names == [t["wire_name"] for s in second.json()["data"]["servers"] for t in s["tools"]]
