@@ -12,10 +12,7 @@ A report, not a test: ``python -m bench catalog``.
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -28,7 +25,7 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench.discover import READY, REPO_ROOT
+from bench._peer import start_sdk_peer
 from hub.app import create_app
 from hub.core.db import Database
 from hub.core.migrations import upgrade
@@ -54,22 +51,6 @@ def _tools() -> list[dict[str, Any]]:
         }
         for i in range(TOOLS)
     ]
-
-
-def _start_peer(workdir: Path) -> tuple[subprocess.Popen[str], str]:
-    tools_file = workdir / "tools.json"
-    tools_file.write_text(json.dumps(_tools()))
-    argv = [sys.executable, "-m", "bench._sdk_peer", "--mode", "stateless", "--port", "0"]
-    argv += ["--tools-file", str(tools_file), "--page-size", str(PAGE_SIZE)]
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        found = READY.search(line)
-        if found:
-            return process, f"http://127.0.0.1:{found.group(1)}/mcp"
-    raise RuntimeError("the SDK peer exited before listening")
 
 
 async def _measure(operation: Callable[[], Awaitable[object]]) -> tuple[float, float]:
@@ -165,7 +146,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir:
         db_url = f"sqlite+aiosqlite:///{Path(workdir) / 'bench.db'}"
         upgrade(db_url)
-        process, url = _start_peer(Path(workdir))
+        process, url = start_sdk_peer(
+            Path(workdir), _tools(), mode="stateless", page_size=PAGE_SIZE
+        )
         try:
             asyncio.run(_run(url, db_url))
         finally:

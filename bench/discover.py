@@ -1,11 +1,9 @@
 """Discovery latency: the hub's MCP client vs the official SDK client, on the same local peer.
 
-One official SDK server (``tests.peers.sdk_server``, the subprocess the test fixtures start, run
-through ``bench._sdk_peer`` to give its sockets ``TCP_NODELAY``: without it every reused
-connection stalls ~40 ms per JSON answer for both clients alike; stateful, SSE answers on the
-handshake wire) serves ``TOOLS`` tools, ``PAGE_SIZE`` per page. Each
-round lists every tool once with each client, in alternating order (interleaved, so drift in
-the machine's load hits both alike), in both eras:
+One official SDK server (``tests.peers.sdk_server``, the subprocess the test fixtures start, its
+sockets with ``TCP_NODELAY``; stateful, SSE answers on the handshake wire) serves ``TOOLS`` tools,
+``PAGE_SIZE`` per page. Each round lists every tool once with each client, in alternating order
+(interleaved, so drift in the machine's load hits both alike), in both eras:
 
 - **modern**: ``server/discover`` then every ``tools/list`` page (the SDK client: ``mode="auto"``);
 - **legacy**: ``initialize``, ``notifications/initialized``, the pages, ``DELETE`` (the SDK
@@ -21,11 +19,7 @@ A report, not a test: ``python -m bench discover``.
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -36,6 +30,7 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from bench._peer import start_sdk_peer
 from hub.egress import EgressConfig, Fetcher
 from hub.mcp import Era, McpClient
 
@@ -43,8 +38,6 @@ TOOLS = 200
 PAGE_SIZE = 50
 WARMUP = 10
 ROUNDS = 200
-REPO_ROOT = Path(__file__).resolve().parents[1]
-READY = re.compile(r"HUB_PEER_LISTENING (\d+)")
 
 Discovery = Callable[[], Awaitable[int]]
 
@@ -62,23 +55,6 @@ def tools() -> list[dict[str, Any]]:
         }
         for i in range(TOOLS)
     ]
-
-
-def start_peer(workdir: Path) -> tuple[subprocess.Popen[str], str]:
-    tools_file = workdir / "tools.json"
-    tools_file.write_text(json.dumps(tools()))
-    argv = [sys.executable, "-m", "bench._sdk_peer", "--mode", "sse", "--port", "0"]
-    argv += ["--tools-file", str(tools_file), "--page-size", str(PAGE_SIZE)]
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        found = READY.search(line)
-        if found:
-            return process, f"http://127.0.0.1:{found.group(1)}/mcp"
-    process.wait()
-    raise RuntimeError("the SDK peer exited before listening")
 
 
 def hub_discovery(client: McpClient, url: str, era: Era) -> Discovery:
@@ -156,7 +132,7 @@ async def run(url: str) -> None:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as workdir:
-        process, url = start_peer(Path(workdir))
+        process, url = start_sdk_peer(Path(workdir), tools(), mode="sse", page_size=PAGE_SIZE)
         try:
             asyncio.run(run(url))
         finally:

@@ -7,7 +7,6 @@ every failure path is driven with httpx2/httpcore2 loggers at DEBUG.
 from __future__ import annotations
 
 import logging
-import traceback
 import uuid
 from collections.abc import Awaitable, Callable
 
@@ -25,28 +24,9 @@ from tests.egress.support import (
     full_response,
     response_head,
 )
+from tests.support.leaks import chain, exposed_text
 
 BLOCKED_V4 = "169.254.169.254"
-
-
-def chain(exc: BaseException) -> list[BaseException]:
-    found: list[BaseException] = []
-    pending: list[BaseException | None] = [exc]
-    while pending:
-        current = pending.pop()
-        if current is None or any(current is seen for seen in found):
-            continue
-        found.append(current)
-        pending += [current.__cause__, current.__context__]
-    return found
-
-
-def exposed_text(exc: BaseException) -> str:
-    parts: list[str] = []
-    for link in chain(exc):
-        parts += [str(link), repr(link), *(repr(arg) for arg in link.args)]
-    parts += traceback.format_exception(exc)
-    return "\n".join(parts)
 
 
 def echo_status(

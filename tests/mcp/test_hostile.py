@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import time
-import traceback
 import uuid
 from typing import Any
 
@@ -28,26 +27,7 @@ from tests.peers.handmade_wire import (
     progress,
     server_request,
 )
-
-
-def chain(exc: BaseException) -> list[BaseException]:
-    found: list[BaseException] = []
-    pending: list[BaseException | None] = [exc]
-    while pending:
-        current = pending.pop()
-        if current is None or any(current is seen for seen in found):
-            continue
-        found.append(current)
-        pending += [current.__cause__, current.__context__]
-    return found
-
-
-def exposed_text(exc: BaseException) -> str:
-    parts: list[str] = []
-    for link in chain(exc):
-        parts += [str(link), repr(link), *(repr(arg) for arg in link.args)]
-    parts += traceback.format_exception(exc)
-    return "\n".join(parts)
+from tests.support.leaks import chain, exposed_text
 
 
 def only(requests: list[RecordedRequest]) -> RecordedRequest:
