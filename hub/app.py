@@ -14,7 +14,7 @@ from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
-from hub.core.middleware import RequestContextMiddleware
+from hub.core.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
 from hub.credentials.readiness import keyring_covers_rows
@@ -71,5 +71,6 @@ def create_app(
     install_exception_handlers(app)
     install_openapi(app)
     app.include_router(api_router)
-    app.add_middleware(RequestContextMiddleware)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestContextMiddleware)  # outermost: ids and shape for everything
     return app

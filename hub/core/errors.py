@@ -17,6 +17,7 @@ __all__ = [
     "HubError",
     "InternalError",
     "NotFound",
+    "PayloadTooLarge",
     "ServiceUnavailable",
     "Unauthorized",
     "error_body",
@@ -77,6 +78,14 @@ class Conflict(HubError):
     status_code = 409
     code = "conflict"
     default_message = "conflict"
+
+
+class PayloadTooLarge(HubError):
+    """The request body is larger than the hub accepts (``HUB_MAX_REQUEST_BYTES``)."""
+
+    status_code = 413
+    code = "payload_too_large"
+    default_message = "the request body is too large"
 
 
 class DiscoveryFailed(HubError):

@@ -13,10 +13,10 @@ from typing import Any, cast
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: TID251
 
-from hub.core.errors import BadRequest, HubError, ServiceUnavailable, error_body
+from hub.core.errors import BadRequest, Conflict, HubError, ServiceUnavailable, error_body
 
 __all__ = ["install_exception_handlers", "request_id_of"]
 
@@ -29,7 +29,7 @@ _STARLETTE_CODES = {
     404: ("not_found", "not found"),
     405: ("method_not_allowed", "method not allowed"),
     406: ("not_acceptable", "not acceptable"),
-    413: ("payload_too_large", "payload too large"),
+    413: ("payload_too_large", "the request body is too large"),
     415: ("unsupported_media_type", "unsupported media type"),
 }
 
@@ -82,10 +82,20 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(ServiceUnavailable().body(request_id_of(request)), 503)
 
 
+async def _integrity_error(request: Request, exc: Exception) -> JSONResponse:
+    # Two requests raced past the same uniqueness check (a slug, a handle, a grant): the database's
+    # constraint decided, and the loser gets the 409 the check would have given it.
+    log.warning("integrity error turned into 409: %s", type(exc.__cause__ or exc).__name__)
+    error = Conflict("the request conflicts with data that was just written")
+    await _run_failure_hooks(request, error)
+    return JSONResponse(error.body(request_id_of(request)), 409)
+
+
 def install_exception_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HubError, _hub_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _starlette_error)
+    app.add_exception_handler(IntegrityError, _integrity_error)
     app.add_exception_handler(OperationalError, _database_error)
     app.add_exception_handler(InterfaceError, _database_error)
     app.add_exception_handler(ConnectionRefusedError, _database_error)

@@ -14,12 +14,13 @@ import re
 import uuid
 from typing import Any
 
+from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: TID251
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hub.core.errors import InternalError
+from hub.core.errors import HubError, InternalError, PayloadTooLarge
 from hub.core.logging import bind_context
 
-__all__ = ["RequestContextMiddleware", "new_request_id"]
+__all__ = ["BodyLimitMiddleware", "RequestContextMiddleware", "new_request_id"]
 
 log = logging.getLogger("hub.request")
 
@@ -77,12 +78,53 @@ class RequestContextMiddleware:
             await _send_error(send_with_id, InternalError(), request_id)
 
 
-async def _send_error(send: Send, error: InternalError, request_id: str) -> None:
+async def _send_error(send: Send, error: HubError, request_id: str, status: int = 500) -> None:
     body = json.dumps(error.body(request_id)).encode()
     headers: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
     ]
-    start: dict[str, Any] = {"type": "http.response.start", "status": 500, "headers": headers}
+    start: dict[str, Any] = {"type": "http.response.start", "status": status, "headers": headers}
     await send(start)
     await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimitMiddleware:
+    """Refuse request bodies over ``max_bytes`` with 413, before they fill memory.
+
+    A ``Content-Length`` over the limit is refused at once; a body sent without one (chunked) is
+    counted as it is received and refused as soon as it passes the limit (the app reads the body
+    before an endpoint runs, so the error goes through the normal handlers).
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    await _send_error(send, PayloadTooLarge(), scope["state"]["request_id"], 413)
+                    return
+        seen = 0
+
+        async def counting_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    # FastAPI re-raises Starlette's HTTPException from body reading (anything else
+                    # becomes a 400); the handler renders it as 413 payload_too_large
+                    raise StarletteHTTPException(413)
+            return message
+
+        await self.app(scope, counting_receive, send)

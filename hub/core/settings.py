@@ -70,6 +70,7 @@ class Settings(BaseSettings):
     egress_max_per_origin: int = Field(default=8, ge=1, le=1024)
 
     # Serving
+    max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -165,7 +165,14 @@ def _update_values(
     if "metadata" in changes:
         metadata = changes["metadata"] or {}
         values["meta"] = metadata
-    if data.secret is not None or ("metadata" in changes and _auth_mode(metadata) == "none"):
+    leaving_keyless = (
+        "metadata" in changes
+        and _auth_mode(credential.meta) == "none"
+        and _auth_mode(metadata) != "none"
+    )
+    entering_keyless = "metadata" in changes and _auth_mode(metadata) == "none"
+    if data.secret is not None or entering_keyless or leaving_keyless:
+        # leaving auth "none" without a new secret is a 400: NO_TOKEN would silently stay keyless
         secret = _check_secret(data.secret.get_secret_value() if data.secret else None, metadata)
         sealed = sealed_columns(ctx.keyring, credential.tenant_id, credential.id, "secret", secret)
         values.update(sealed)

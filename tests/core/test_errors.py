@@ -124,3 +124,20 @@ async def test_openapi_documents_400_not_422(error_client: httpx2.AsyncClient) -
     assert "HTTPValidationError" not in str(spec)
     docs = await error_client.get("/docs")
     assert docs.status_code == 200
+
+
+async def test_oversized_bodies_are_413(error_client: httpx2.AsyncClient) -> None:
+    big = b'{"name": "' + b"x" * (3 * 1024 * 1024) + b'", "count": 1}'
+    declared = await error_client.post(
+        "/_probe", content=big, headers={"content-type": "application/json"}
+    )
+    assert_error_shape(declared, 413, "payload_too_large")
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(big), 65536):
+            yield big[start : start + 65536]
+
+    streamed = await error_client.post(
+        "/_probe", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert_error_shape(streamed, 413, "payload_too_large")

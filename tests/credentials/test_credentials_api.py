@@ -175,3 +175,26 @@ async def test_canary_secret_never_leaves(
                     raw = value if isinstance(value, bytes) else str(value).encode()
                     assert canary.encode() not in raw
                     assert canary[7:].encode() not in raw
+
+
+async def test_leaving_keyless_needs_a_secret(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    t, admin = await _setup(database)
+    created = await client.post(
+        f"/tenants/{t}/credentials",
+        json=_body(secret=None, metadata={"mcp": {"auth": "none"}}),
+        headers=admin.headers,
+    )
+    url = f"/tenants/{t}/credentials/{created.json()['data']['id']}"
+    to_token = await client.patch(
+        url, json={"metadata": {"mcp": {"auth": "token"}}}, headers=admin.headers
+    )
+    assert to_token.status_code == 400
+    with_secret = await client.patch(
+        url,
+        json={"metadata": {"mcp": {"auth": "token"}}, "secret": "tok-123"},
+        headers=admin.headers,
+    )
+    assert with_secret.status_code == 200
+    assert with_secret.json()["data"]["metadata"] == {"mcp": {"auth": "token"}}
