@@ -14,6 +14,7 @@ from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
+from hub.core.metrics import MetricsMiddleware
 from hub.core.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
@@ -63,6 +64,7 @@ def create_app(
     app.state.keyring = components.keyring
     app.state.egress_config = components.egress
     app.state.policy_cache = components.policy_cache
+    app.state.metrics = components.metrics
     app.state.credential_context = components.credential_context
     app.state.discovery_context = components.discovery_context
     app.state.failure_hooks = [audit_failed_request]
@@ -72,5 +74,6 @@ def create_app(
     install_openapi(app)
     app.include_router(api_router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=components.metrics)
     app.add_middleware(RequestContextMiddleware)  # outermost: ids and shape for everything
     return app

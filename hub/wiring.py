@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from hub import __version__
 from hub.core.crypto import Keyring
+from hub.core.metrics import Metrics
 from hub.core.settings import ConfigError, Settings
 from hub.credentials.service import CredentialContext
 from hub.discovery.service import DiscoveryContext
@@ -35,6 +36,7 @@ class Components:
     egress: EgressConfig
     fetcher: Fetcher
     policy_cache: PolicyCache
+    metrics: Metrics
     credential_context: CredentialContext
     discovery_context: DiscoveryContext
 
@@ -45,16 +47,19 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     egress = egress_config(settings)
     fetcher = fetcher or Fetcher(egress)
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
+    metrics = Metrics()
     return Components(
         keyring=keyring,
         egress=egress,
         fetcher=fetcher,
         policy_cache=PolicyCache(),
+        metrics=metrics,
         credential_context=CredentialContext(keyring, egress, pepper),
         discovery_context=DiscoveryContext(
             client=McpClient(fetcher, client_info=CLIENT_INFO),
             keyring=keyring,
             egress=egress,
             deadline_s=settings.discovery_timeout_s,
+            metrics=metrics,
         ),
     )

@@ -181,6 +181,7 @@ ROUTES: dict[str, Route] = {
     # public and self
     "healthz": Route("public", "GET", "/healthz"),
     "readyz": Route("public", "GET", "/readyz"),
+    "metrics": Route("public", "GET", "/metrics"),
     "openapi": Route("public", "GET", "/openapi.json"),
     "swagger_ui_html": Route("public", "GET", "/docs"),
     "swagger_ui_redirect": Route("public", "GET", "/docs/oauth2-redirect"),

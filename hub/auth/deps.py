@@ -22,6 +22,7 @@ from hub.core.logging import bind_context
 from hub.core.tenancy import TenantId
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
+from hub.grants.policy import Decision
 from hub.tenants import service as tenants_service
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "PlatformAdminDep",
     "TenantAccessDep",
     "authorize",
+    "decide_for_route",
     "get_caller",
     "get_tenant_access",
     "parse_id",
@@ -111,6 +113,17 @@ def policy_cache(request: Request) -> PolicyCache:
     return cache
 
 
+async def decide_for_route(
+    request: Request, access: TenantAccess, resource: str, action: str
+) -> Decision:
+    """The caller's grant decision for a hub route (counted by effect in the metrics)."""
+    decision = await grants_service.decide(
+        get_database(request), policy_cache(request), access, resource, action
+    )
+    request.app.state.metrics.decisions.labels(effect=decision.effect).inc()
+    return decision
+
+
 def authorize(kind: str, action: str, item: str | None = None) -> Any:
     """A dependency admitting the caller when its decision on the route's resource is ``allow``.
 
@@ -125,9 +138,7 @@ def authorize(kind: str, action: str, item: str | None = None) -> Any:
             resource = f"{kind}:{request.path_params[item]}"
         else:
             resource = f"{kind}:*"
-        decision = await grants_service.decide(
-            get_database(request), policy_cache(request), access, resource, action
-        )
+        decision = await decide_for_route(request, access, resource, action)
         if decision.effect != "allow":
             raise Forbidden()
         return access

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Request, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import TenantAccessDep, authorize, parse_id, policy_cache
+from hub.auth.deps import TenantAccessDep, authorize, decide_for_route, parse_id
 from hub.core.deps import SessionDep, get_database
 from hub.core.errors import Forbidden
 from hub.core.pagination import PageParamsDep
@@ -20,7 +20,6 @@ from hub.deployments.schemas import (
     DeploymentUpdate,
     EntryRead,
 )
-from hub.grants import service as grants_service
 from hub.models import Deployment
 
 router = APIRouter(prefix="/tenants/{t}/deployments", tags=["deployments"])
@@ -64,9 +63,7 @@ async def bundle_access(request: Request, access: TenantAccessDep, d: str) -> Te
             )
         if deployment is not None and deployment.agent_id == access.caller.principal_id:
             return access
-    decision = await grants_service.decide(
-        db, policy_cache(request), access, f"deployment:{d}", "read"
-    )
+    decision = await decide_for_route(request, access, f"deployment:{d}", "read")
     if decision.effect != "allow":
         raise Forbidden()
     return access

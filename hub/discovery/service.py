@@ -11,6 +11,7 @@ that worked and the audit row, written afterwards in the request's short transac
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -22,6 +23,7 @@ from hub.auth.caller import TenantAccess
 from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.core.errors import BadRequest
+from hub.core.metrics import Metrics
 from hub.core.tenancy import TenantId
 from hub.credentials.pinning import ensure_within_pin, pin_origin
 from hub.credentials.vault import decrypt_for_use, load_usable_credential
@@ -41,6 +43,7 @@ class DiscoveryContext:
     keyring: Keyring
     egress: EgressConfig
     deadline_s: float
+    metrics: Metrics
 
 
 @dataclass(frozen=True)
@@ -85,12 +88,20 @@ async def run_discovery(
             target.url, pin=target.pin, bearer=bearer, deadline_s=ctx.deadline_s, era_hint=hint
         )
 
+    started = time.perf_counter()
     try:
         if target.credential is None:
-            return await run(None)
-        return await decrypt_for_use(ctx.keyring, target.credential, run)
+            result = await run(None)
+        else:
+            result = await decrypt_for_use(ctx.keyring, target.credential, run)
     except (EgressError, McpError) as exc:
-        raise as_discovery_failure(exc) from None
+        failure = as_discovery_failure(exc)
+        ctx.metrics.discoveries.labels(outcome=str(failure.extra.get("reason", "invalid"))).inc()
+        raise failure from None
+    finally:
+        ctx.metrics.upstream.labels(operation="discovery").observe(time.perf_counter() - started)
+    ctx.metrics.discoveries.labels(outcome="ok").inc()
+    return result
 
 
 async def discover(
