@@ -1,4 +1,5 @@
-"""OpenAPI as the API really behaves: 400 with the hub's error body, never FastAPI's 422."""
+"""OpenAPI as the API really behaves: 400 with the hub's error body, never FastAPI's 422, and the
+two ways to present an API key (``Authorization: Bearer`` or ``x-api-key``)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ _ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorResponse"}
+_SECURITY_SCHEMES: dict[str, Any] = {
+    "bearer": {"type": "http", "scheme": "bearer", "description": "A hub API key (hub_…)"},
+    "apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+}
 
 
 def _error_response(description: str) -> dict[str, Any]:
@@ -53,7 +58,9 @@ def install_openapi(app: FastAPI) -> None:
         schema = get_openapi(
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
-        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        schema.setdefault("components", {})["securitySchemes"] = _SECURITY_SCHEMES
+        schema["security"] = [{"bearer": []}, {"apiKey": []}]
+        components = schema["components"].setdefault("schemas", {})
         components.pop("HTTPValidationError", None)
         components.pop("ValidationError", None)
         components["ErrorResponse"] = _ERROR_SCHEMA

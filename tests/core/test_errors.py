@@ -141,3 +141,10 @@ async def test_oversized_bodies_are_413(error_client: httpx2.AsyncClient) -> Non
         "/_probe", content=chunks(), headers={"content-type": "application/json"}
     )
     assert_error_shape(streamed, 413, "payload_too_large")
+
+
+async def test_openapi_documents_both_key_headers(error_client: httpx2.AsyncClient) -> None:
+    spec = (await error_client.get("/openapi.json")).json()
+    schemes = spec["components"]["securitySchemes"]
+    assert schemes["bearer"]["scheme"] == "bearer"
+    assert schemes["apiKey"]["name"] == "x-api-key"
