@@ -86,7 +86,9 @@ def bootstrap(
     from hub.principals.bootstrap import PlatformAdminExists, bootstrap_platform_admin
 
     settings = runtime_settings()
-    assert settings.api_key_pepper is not None  # noqa: S101 - runtime_settings guarantees it
+    if settings.api_key_pepper is None:  # runtime_settings fills it in; production requires it
+        typer.echo("hub: HUB_API_KEY_PEPPER is missing", err=True)
+        raise typer.Exit(2)
     pepper = settings.api_key_pepper.get_secret_value().encode()
 
     async def run() -> str | None:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from hub.auth.caller import TenantAccess
 from hub.auth.deps import CallerDep, PlatformAdminDep, authorize, parse_id, policy_cache
 from hub.core.deps import SessionDep, SettingsDep
+from hub.core.errors import Unauthorized
 from hub.core.pagination import Page, PageParamsDep
 from hub.grants.cache import PolicyCache
 from hub.grants.schemas import GrantRead
@@ -212,7 +213,8 @@ async def whoami(request: Request, caller: CallerDep, session: SessionDep) -> di
     else:
         principal = await repository.get_principal(session, caller.tenant_id, caller.principal_id)
         grants = list(await repository.grants_of(session, caller.tenant_id, caller.principal_id))
-    assert principal is not None  # noqa: S101 - authentication just loaded it
+    if principal is None:  # deleted between authentication and now
+        raise Unauthorized()
     body = WhoAmI(
         principal=PrincipalRead.model_validate(principal),
         tenant_id=caller.tenant_id.value if caller.tenant_id else None,
