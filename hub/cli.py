@@ -23,9 +23,14 @@ app.add_typer(mcp_app, name="mcp")
 
 
 def runtime_settings() -> Settings:
-    """Settings for a real run: environment plus generated development secrets when allowed."""
+    """Settings for a real run: environment plus generated development secrets when allowed.
+
+    JSON logging to stderr is configured first, so even the warning about generated secrets is a
+    JSON line (stdout stays for what a command prints, e.g. the bootstrap key)."""
     try:
-        return with_dev_secrets(get_settings())
+        settings = get_settings()
+        configure_logging(settings.log_level)
+        return with_dev_secrets(settings)
     except ConfigError as exc:
         typer.echo(f"hub: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -48,7 +53,6 @@ def serve(
     from hub.app import create_app
 
     settings = runtime_settings()
-    configure_logging(settings.log_level)
     application = create_app(settings)
     uvicorn.run(
         application,
@@ -67,7 +71,6 @@ def db_upgrade(revision: str = typer.Argument("head")) -> None:
     from hub.core.migrations import upgrade
 
     settings = runtime_settings()
-    configure_logging(settings.log_level)
     upgrade(settings.database_url, revision)
     typer.echo(f"database at {revision}", err=True)
 

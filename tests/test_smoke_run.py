@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -53,6 +54,9 @@ def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     assert b"GENERATED DEVELOPMENT SECRETS" in err
+    hub_lines = [line for line in err.decode().splitlines() if line.startswith("{")]
+    assert hub_lines, err
+    assert all(json.loads(line)["level"] for line in hub_lines)  # JSON logs on stderr
     # first start: the platform admin's key is printed once, alone on its line
     keys = [line for line in out.decode().splitlines() if line.startswith("hub_")]
     assert len(keys) == 1
