@@ -22,6 +22,13 @@ Rules an operation enforces, and why:
   :class:`RedirectRefused` without contacting ``Location``; ``trust_env=False`` so environment
   proxies are ignored; a cookie jar that accepts nothing, so no state leaks between operations.
 - **Byte caps** per body, per SSE event and per operation (see :mod:`hub.egress.responses`).
+- **Per-origin slots** (:class:`~hub.egress.limits.OriginLimiter`): a request holds one of its
+  origin's slots until its response is closed. A request the operation makes *while reading* a
+  response of the same origin (a legacy MCP client answering a server→client request that arrived
+  on a response stream, which the server awaits before it answers) rides on the slot the
+  operation already holds instead of waiting for another: otherwise every operation holding a
+  slot would wait for a second one, and at the limit none could ever finish (hold-and-wait). At
+  most one such rider per slot held, so an origin sees at most twice its slot count.
 """
 
 from __future__ import annotations
@@ -169,6 +176,8 @@ class Operation:
         self._redaction: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
         self._active = False
         self._entered = False
+        self._slots_held: dict[str, int] = {}
+        self._riders: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"<Operation pin={self.pin!r}>"
@@ -248,7 +257,7 @@ class Operation:
     ) -> AsyncIterator[StreamedResponse]:
         """Send a request; yield its response with the body unread (closed when the block ends)."""
         request, origin = self._build(method, url, json, content, headers)
-        async with self._fetcher.limiter.slot(origin):
+        async with self._slot(origin):
             response = await self._fetcher._send(request)
             streamed = StreamedResponse(
                 response, budget=self.budget, max_bytes=self._fetcher.config.max_response_bytes
@@ -259,6 +268,24 @@ class Operation:
                 yield streamed
             finally:
                 await streamed.aclose()
+
+    @contextlib.asynccontextmanager
+    async def _slot(self, origin: str) -> AsyncIterator[None]:
+        """A slot of ``origin``: a new one, or a ride on one this operation holds (see above)."""
+        riders = self._riders.get(origin, 0)
+        if riders < self._slots_held.get(origin, 0):
+            self._riders[origin] = riders + 1
+            try:
+                yield
+            finally:
+                self._riders[origin] -= 1
+            return
+        async with self._fetcher.limiter.slot(origin):
+            self._slots_held[origin] = self._slots_held.get(origin, 0) + 1
+            try:
+                yield
+            finally:
+                self._slots_held[origin] -= 1
 
     async def request(
         self,

@@ -127,3 +127,68 @@ async def test_concurrency_is_bounded_per_origin(
     assert 1 <= hanging.peak_open <= limit
     assert hanging.connections <= limit
     assert fetcher.limiter.in_use("https://slow.test") == 0
+
+
+async def test_a_request_made_while_reading_a_response_rides_on_the_operations_slot(
+    make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    """Answering a server request from inside a response stream must not wait for a new slot.
+
+    With one slot per origin, the operation holds it while it reads the outer response; the
+    inner request (what a legacy MCP session POSTs back to a server→client request) would wait
+    for that very slot until the deadline. It rides on the operation's slot instead; a second
+    rider, and every other operation, still wait.
+    """
+    upstream = await start_upstream(json_responder(), tls_names=("mcp.test",))
+    resolver = FakeResolver({"mcp.test": [PUBLIC_V4]})
+    fetcher = make_fetcher(
+        resolver=resolver, dialer=RouteDialer({PUBLIC_V4: upstream.port}), max_per_origin=1
+    )
+    url = "https://mcp.test/mcp"
+    other_done = asyncio.Event()
+
+    async def other_operation() -> None:
+        await fetch(fetcher, url, deadline_s=DEADLINE_S)
+        other_done.set()
+
+    started = time.monotonic()
+    async with (
+        fetcher.operation(pin=url, deadline_s=DEADLINE_S) as op,
+        op.stream("GET", url) as outer,
+    ):
+        other = asyncio.create_task(other_operation())
+        inner = await op.request("GET", url)
+        assert inner.status_code == 200
+        await asyncio.sleep(0.2)
+        assert not other_done.is_set()  # other operations still wait for the slot
+        assert await outer.read() == b'{"ok": true}'
+    assert time.monotonic() - started < DEADLINE_S
+    await other
+    assert upstream.peak_open <= 2
+    assert fetcher.limiter.in_use("https://mcp.test") == 0
+
+
+async def test_only_one_rider_per_slot_held(
+    make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    upstream = await start_upstream(json_responder(), tls_names=("mcp.test",))
+    resolver = FakeResolver({"mcp.test": [PUBLIC_V4]})
+    fetcher = make_fetcher(
+        resolver=resolver, dialer=RouteDialer({PUBLIC_V4: upstream.port}), max_per_origin=1
+    )
+    url = "https://mcp.test/mcp"
+
+    async def three_at_once() -> None:
+        async with (
+            fetcher.operation(pin=url, deadline_s=1.0) as op,
+            op.stream("GET", url),
+            op.stream("GET", url),
+        ):
+            await op.request("GET", url)  # a third concurrent request: no slot, no ride
+
+    started = time.monotonic()
+    with pytest.raises(EgressTimeout):
+        await three_at_once()
+    assert time.monotonic() - started < 1.0 + 1.5
+    assert upstream.peak_open <= 2
+    assert fetcher.limiter.in_use("https://mcp.test") == 0

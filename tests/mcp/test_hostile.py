@@ -310,6 +310,31 @@ async def test_priming_notifications_and_a_server_request_precede_the_answer(
     assert len(peer.client_responses) == 4
 
 
+async def test_server_requests_are_answered_with_one_slot_per_origin(
+    handmade_peer: HandmadePeerStarter,
+) -> None:
+    """The answer to a server request is POSTed while the response stream holds the origin's
+    slot; with one slot per origin it must not wait for a second one until the deadline."""
+    prelude = [server_request("srv-1", "ping")]
+    peer = await handmade_peer(
+        era="legacy",
+        tools=TOOLS,
+        response_style="sse",
+        sse_prelude=prelude,
+        wait_for_client_responses=True,
+        client_response_timeout=3.0,
+    )
+    config = EgressConfig(allow_loopback=True, max_per_origin=1)
+    started = time.monotonic()
+    async with Fetcher(config) as fetcher:
+        found = await discover(
+            McpClient(fetcher, client_info=CLIENT_INFO), peer, era_hint="legacy", deadline_s=2.0
+        )
+    assert time.monotonic() - started < 2.0
+    assert found.tools == TOOLS
+    assert len(peer.client_responses) == 2
+
+
 async def test_a_modern_sse_answer_after_priming_and_notifications(
     handmade_peer: HandmadePeerStarter, client: McpClient
 ) -> None:
