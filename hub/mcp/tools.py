@@ -1,8 +1,10 @@
 """Ingesting ``tools/list``: pagination, dropped tools, duplicate names (MCP-PROTOCOL §4a, §3d).
 
 - **Pagination**: follow ``nextCursor`` until it is absent or null; an empty string is a cursor
-  (2026-07-28). Every page is fetched inside the caller's one operation, so its deadline and
-  byte budget bound a server that paginates forever.
+  (2026-07-28). A cursor handed out a second time within one listing is a loop, not progress:
+  ``protocol_error`` at once (rather than re-fetching the same pages until the deadline or the
+  byte budget stops it). Every page is fetched inside the caller's one operation, so its
+  deadline and byte budget bound a server that paginates forever with fresh cursors.
 - **Raw JSON**: a kept tool is the exact JSON object received. ``mcp-types`` validates it, but its
   models drop unknown fields, so a re-serialised model is never stored (DESIGN §13, "Catalog hash").
 - **Dropped, not fatal** (DESIGN §13): an entry is left out and reported in ``dropped`` as
@@ -94,6 +96,7 @@ async def collect_tools(fetch_page: PageFetcher) -> ToolCatalog:
     """Every page of ``tools/list``: ``tools`` must be a list, ``nextCursor`` a string or absent."""
     catalog = ToolCatalog()
     cursor: str | None = None
+    cursors_seen: set[str] = set()
     while True:
         result = await fetch_page(cursor)
         tools = result.get("tools")
@@ -103,4 +106,7 @@ async def collect_tools(fetch_page: PageFetcher) -> ToolCatalog:
         catalog.add(tools)
         if next_cursor is None:
             return catalog
+        if next_cursor in cursors_seen:
+            raise McpError("protocol_error")
+        cursors_seen.add(next_cursor)
         cursor = next_cursor

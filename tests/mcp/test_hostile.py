@@ -245,12 +245,26 @@ async def test_pagination_with_an_empty_string_cursor_collects_every_page(
     assert [r.params.get("cursor") for r in peer.rpc_requests("tools/list")] == [None, "", "page-2"]
 
 
-def endless(pad: int) -> Any:
+def endless(pad: int, *, cursor: str | None = None) -> Any:
+    """Empty pages forever: each with a fresh cursor, or always ``cursor``."""
+
     def reply(request: RecordedRequest) -> Reply:
-        result = {"tools": [], "nextCursor": "again", "pad": "x" * pad}
+        next_cursor = cursor if cursor is not None else f"page-{uuid.uuid4()}"
+        result = {"tools": [], "nextCursor": next_cursor, "pad": "x" * pad}
         return Reply(200, {"jsonrpc": "2.0", "id": request.rpc_id, "result": result})
 
     return reply
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_pagination_that_repeats_a_cursor_is_a_protocol_error_at_once(
+    handmade_peer: HandmadePeerStarter, client: McpClient, era: str
+) -> None:
+    peer = await handmade_peer(era=era, tools=TOOLS)
+    peer.override("tools/list", endless(0, cursor="again"))
+    error = await failure_of(client, peer, era_hint=era)
+    assert error.reason == "protocol_error"
+    assert peer.count("tools/list") == 2
 
 
 async def test_endless_pagination_is_stopped_by_the_operation_byte_budget(

@@ -117,3 +117,12 @@ async def test_a_page_of_the_wrong_shape_is_invalid_result(page: dict[str, Any])
     with pytest.raises(McpError) as caught:
         await collect_tools(fetch)
     assert caught.value.reason == "invalid_result"
+
+
+@pytest.mark.parametrize("loop", [["same", "same"], ["", ""], ["p2", "p3", "p2"]])
+async def test_a_cursor_handed_out_again_is_a_protocol_error(loop: list[str]) -> None:
+    seen, fetch = pages(*({"tools": [], "nextCursor": cursor} for cursor in loop))
+    with pytest.raises(McpError) as caught:
+        await collect_tools(fetch)
+    assert caught.value.reason == "protocol_error"
+    assert seen == [None, *loop[:-1]]
