@@ -62,12 +62,14 @@ def is_legacy_signal(reply: Reply) -> bool:
     A 400/404/405 that is not a recognised modern error and carries no JSON-RPC error, or only
     ``-32600`` (invalid request) or an implementation-defined ``-32000``..``-32019`` code: what
     legacy servers answer a request without a session (the SDK: 400 ``-32600`` "Missing session
-    ID"; server-everything: 400 ``-32000`` "Server not initialized"). Or a non-MCP body below
-    500. A modern server's own refusal of a call (``-32602`` unknown tool…) is not one.
+    ID"; server-everything: 400 ``-32000`` "Server not initialized"). Or a non-MCP body with a
+    4xx status. A modern server's own refusal of a call (``-32602`` unknown tool…) is not one,
+    and neither is any 2xx: the server may have run the tool, and falling back would run it
+    again.
     """
     if modern_error(reply):
         return False
-    if reply.media == "other" and reply.status < 500:
+    if reply.media == "other" and 400 <= reply.status < 500:
         return True
     code = reply.error_code
     legacy_code = code is None or code == INVALID_REQUEST or -32019 <= code <= -32000

@@ -127,6 +127,27 @@ async def test_a_modern_hint_on_a_legacy_server_falls_back_to_the_handshake(
     ]
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(200, "done"),
+        Reply(202, b""),
+        Reply(200, "<html></html>", {"content-type": "text/html"}),
+    ],
+    ids=["text", "empty-202", "html"],
+)
+async def test_a_2xx_answer_to_a_hinted_call_is_never_retried_in_the_other_era(
+    handmade_peer: HandmadePeerStarter, client: McpClient, reply: Reply
+) -> None:
+    """A 2xx means the server may have run the tool: no fallback that would run it again."""
+    peer = await handmade_peer(era="dual", tools=TOOLS)
+    peer.override("tools/call", reply, times=1)
+    with pytest.raises(McpError) as caught:
+        await call(client, peer, "echo", {"text": "a"}, era_hint="modern")
+    assert caught.value.reason in ("not_mcp", "protocol_error")
+    assert [r.rpc_method or r.http_method for r in peer.requests] == ["tools/call"]
+
+
 async def test_a_call_rejected_with_minus_32022_is_retried_once(
     handmade_peer: HandmadePeerStarter, client: McpClient
 ) -> None:
