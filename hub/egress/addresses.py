@@ -9,8 +9,8 @@ metadata address are "global". Rules, in order:
 2. Loopback (``127.0.0.0/8``, ``::1``, canonical forms only) only with ``HUB_ALLOW_LOOPBACK``.
 3. Inside an operator-listed ``HUB_EGRESS_ALLOW_CIDRS`` network: allowed.
 4. Anything in :data:`BLOCKED_NETWORKS`, or an IPv6 address whose embedded IPv4 (mapped,
-   compatible, NAT64, 6to4, Teredo) is blocked: refused. The transition prefixes are themselves in
-   the table, so the unwrapping is a second, independent check.
+   translated, compatible, NAT64, 6to4, Teredo) is blocked: refused. The transition prefixes
+   are themselves in the table, so the unwrapping is a second, independent check.
 5. Everything else (public unicast) is allowed.
 
 Callers apply :meth:`DestinationPolicy.permits` to *every* resolver answer and refuse the host if
@@ -63,12 +63,17 @@ BLOCKED_NETWORKS: tuple[IPNetwork, ...] = _nets(
     "::1/128",  # loopback
     "::/96",  # IPv4-compatible (deprecated)
     "::ffff:0:0/96",  # IPv4-mapped
+    "::ffff:0:0:0/96",  # IPv4-translated (SIIT, RFC 2765)
+    "::/8",  # the rest of the IETF-reserved block the forms above live in
     "64:ff9b::/96",  # NAT64 well-known prefix
     "64:ff9b:1::/48",  # NAT64 local-use prefix
     "100::/64",  # discard-only
     "2001::/32",  # Teredo
+    "2001::/23",  # IETF protocol assignments (benchmarking, ORCHID…; not globally reachable)
     "2001:db8::/32",  # documentation
     "2002::/16",  # 6to4
+    "3fff::/20",  # documentation (RFC 9637)
+    "5f00::/16",  # SRv6 SIDs (RFC 9602)
     "fc00::/7",  # unique local (AWS IMDS fd00:ec2::254)
     "fe80::/10",  # link-local
     "fec0::/10",  # site-local (deprecated)
@@ -78,6 +83,7 @@ BLOCKED_NETWORKS: tuple[IPNetwork, ...] = _nets(
 _LOOPBACK = _nets("127.0.0.0/8", "::1/128")
 _NEVER = _nets("0.0.0.0/8", "224.0.0.0/4", "240.0.0.0/4", "::/128", "ff00::/8")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_SIIT = ipaddress.ip_network("::ffff:0:0:0/96")
 
 
 def parse_address(text: str) -> IPAddress | None:
@@ -92,7 +98,8 @@ def parse_address(text: str) -> IPAddress | None:
 
 
 def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 transition form carries: mapped, compatible, NAT64, 6to4, Teredo."""
+    """The IPv4 address an IPv6 transition form carries: mapped, translated (SIIT), compatible,
+    NAT64, 6to4, Teredo."""
     if isinstance(address, ipaddress.IPv4Address):
         return None
     if address.ipv4_mapped is not None:
@@ -104,7 +111,7 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     value = int(address)
     if value >> 32 == 0 and value > 1:  # ::a.b.c.d (compatible); :: and ::1 are themselves
         return ipaddress.IPv4Address(value)
-    if address in _NAT64:
+    if address in _NAT64 or address in _SIIT:
         return ipaddress.IPv4Address(value & 0xFFFFFFFF)
     return None
 

@@ -50,6 +50,7 @@ BLOCKED_ANSWERS = [
     "224.0.0.251",
     "fe80::1",
     "2001::a9fe:a9fe",
+    "::ffff:0:a9fe:a9fe",
 ]
 
 
