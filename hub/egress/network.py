@@ -20,6 +20,13 @@ connection, then runs TLS on that stream with ``server_hostname`` = the URL host
 A pooled connection is reused only for its own origin and was checked when it was opened. Unix
 sockets are refused. The resolver and the dialer are injectable so tests can answer with any
 address and map approved fake addresses to a loopback listener.
+
+``getaddrinfo`` blocks a thread, and a cancelled lookup (the deadline passed) keeps its thread
+until the system resolver gives up, which for a name whose DNS servers never answer takes tens of
+seconds. :class:`SystemResolver` therefore runs lookups on its own small pool of
+:data:`DNS_THREADS` threads, never on the event loop's default executor: tenant-chosen names
+that stall can only delay other outbound lookups (each still bounded by its operation's
+deadline), not the database driver's lookups or anything else that shares the default executor.
 """
 
 from __future__ import annotations
@@ -28,16 +35,18 @@ import asyncio
 import contextlib
 import socket
 import ssl
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-import anyio
 import httpcore2
 
 from hub.egress.addresses import DestinationPolicy, IPAddress, parse_address
 from hub.egress.errors import ConnectFailed, DestinationRefused, EgressTimeout, TlsFailed
 
 __all__ = [
+    "DNS_THREADS",
     "Dialer",
     "PolicyBackend",
     "Resolver",
@@ -70,17 +79,50 @@ class Dialer(Protocol):
     ) -> httpcore2.AsyncNetworkStream: ...
 
 
+DNS_THREADS = 16
+"""Threads of the process-wide pool that runs the egress ``getaddrinfo`` calls."""
+
+_dns_pool: ThreadPoolExecutor | None = None
+_dns_pool_lock = threading.Lock()
+
+
+def _dns_executor() -> ThreadPoolExecutor:
+    global _dns_pool
+    with _dns_pool_lock:
+        if _dns_pool is None:
+            _dns_pool = ThreadPoolExecutor(DNS_THREADS, thread_name_prefix="hub-egress-dns")
+        return _dns_pool
+
+
+def _sockaddr_host(sockaddr: tuple[Any, ...]) -> str:
+    """The address of a ``getaddrinfo`` sockaddr; an IPv6 scope id is kept as ``%scope``."""
+    host = str(sockaddr[0])
+    if len(sockaddr) == 4 and sockaddr[3]:
+        return f"{host.split('%')[0]}%{sockaddr[3]}"
+    return host
+
+
 class SystemResolver:
-    """``getaddrinfo`` in a worker thread (via anyio); IP literals answer themselves."""
+    """``getaddrinfo`` on the egress DNS threads (see the module docstring); IP literals answer
+    themselves. The host is the URL's ASCII (IDNA-encoded) host, as httpcore2 passes it."""
 
     async def resolve(self, host: str, port: int) -> list[str]:
         literal = parse_address(host)
         if literal is not None:
             return [str(literal)]
-        infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        try:
+            encoded = host.encode("ascii")
+        except UnicodeEncodeError:
+            raise socket.gaierror(socket.EAI_NONAME, "not an ASCII host name") from None
+        loop = asyncio.get_running_loop()
+        infos = await loop.run_in_executor(
+            _dns_executor(), socket.getaddrinfo, encoded, port, 0, socket.SOCK_STREAM
+        )
         answers: list[str] = []
         for info in infos:
-            address = str(info[4][0])
+            if not isinstance(info[4][0], str):  # an IPv6 answer while IPv6 is disabled
+                continue
+            address = _sockaddr_host(info[4])
             if address not in answers:
                 answers.append(address)
         return answers

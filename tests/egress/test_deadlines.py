@@ -7,11 +7,14 @@ about speed.
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 import time
+from typing import Any
 
 import pytest
 
-from hub.egress import EgressTimeout
+from hub.egress import EgressTimeout, SystemResolver
 from tests.egress.conftest import MakeFetcher, StartUpstream
 from tests.egress.support import (
     OTHER_PUBLIC_V4,
@@ -192,3 +195,31 @@ async def test_only_one_rider_per_slot_held(
     assert time.monotonic() - started < 1.0 + 1.5
     assert upstream.peak_open <= 2
     assert fetcher.limiter.in_use("https://mcp.test") == 0
+
+
+async def test_stalled_system_lookups_never_starve_the_default_executor(
+    make_fetcher: MakeFetcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancelled ``getaddrinfo`` keeps its thread until the system resolver gives up; those
+    threads are the egress DNS pool's, not the event loop's default executor."""
+    released = threading.Event()
+
+    def stalled_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        released.wait(10)  # a name whose DNS servers never answer (no real lookup is made)
+        raise socket.gaierror(socket.EAI_AGAIN, "test: no answer")
+
+    monkeypatch.setattr(socket, "getaddrinfo", stalled_getaddrinfo)
+    fetcher = make_fetcher(resolver=SystemResolver(), dialer=RouteDialer())
+    loop = asyncio.get_running_loop()
+    try:
+        outcomes = await asyncio.gather(
+            *(fetch(fetcher, f"https://n{i}.stalled.test/", deadline_s=0.3) for i in range(48)),
+            return_exceptions=True,
+        )
+        assert all(isinstance(outcome, EgressTimeout) for outcome in outcomes)
+        started = time.monotonic()
+        async with asyncio.timeout(LIMIT_S):
+            assert await loop.run_in_executor(None, lambda: "free") == "free"
+        assert time.monotonic() - started < 1.5
+    finally:
+        released.set()
