@@ -46,7 +46,9 @@ async def snapshot(
     async with db.session(write=False) as read:
         server = await servers_service.get_server(read, access.tenant_id, handle)
         target = await resolve_target(read, ctx, access.tenant_id, server.url, server.credential_id)
-    found = await run_discovery(ctx, target, server.era)  # no transaction is open here
+    found = await run_discovery(
+        ctx, access.tenant_id, target, server.era
+    )  # no transaction is open here
     tools = sorted_tools(found.tools)
     digest = catalog_sha256(
         protocol_version=found.protocol_version,

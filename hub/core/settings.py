@@ -68,6 +68,7 @@ class Settings(BaseSettings):
     max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_operation_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     egress_max_per_origin: int = Field(default=8, ge=1, le=1024)
+    egress_max_per_tenant_origin: int = Field(default=4, ge=1, le=1024)
 
     # Serving
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)

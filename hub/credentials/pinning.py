@@ -20,8 +20,10 @@ ORIGIN_REFUSED_MESSAGE = "the url is outside the origin the credential may be se
 
 
 def pin_origin(keyring: Keyring, credential: Credential | None, url: str) -> str:
-    if credential is None or credential.api_base_url is None or is_keyless(keyring, credential):
+    if credential is None or is_keyless(keyring, credential):
         return origin_of(url)
+    if credential.api_base_url is None:  # a secret with no provider origin is never sent
+        raise DiscoveryFailed("origin_refused", ORIGIN_REFUSED_MESSAGE)
     return origin_of(credential.api_base_url)
 
 

@@ -78,14 +78,19 @@ async def resolve_target(
 
 
 async def run_discovery(
-    ctx: DiscoveryContext, target: Target, era_hint: str | None
+    ctx: DiscoveryContext, tenant_id: TenantId, target: Target, era_hint: str | None
 ) -> DiscoveryResult:
     """Discover ``target`` (no transaction may be open); failures become the 422 of DESIGN §5."""
     hint: Era | None = "modern" if era_hint == "modern" else "legacy" if era_hint else None
 
     async def run(bearer: str | None) -> DiscoveryResult:
         return await ctx.client.discover(
-            target.url, pin=target.pin, bearer=bearer, deadline_s=ctx.deadline_s, era_hint=hint
+            target.url,
+            pin=target.pin,
+            bearer=bearer,
+            deadline_s=ctx.deadline_s,
+            era_hint=hint,
+            scope=str(tenant_id),  # one tenant cannot hold every slot of a shared origin
         )
 
     started = time.perf_counter()
@@ -115,7 +120,9 @@ async def discover(
         target = await resolve_target(read, ctx, access.tenant_id, data.url, data.credential_id)
         url_origin = origin_of(target.url)
         remembered = await repository.get_era(read, access.tenant_id, url_origin)
-    result = await run_discovery(ctx, target, remembered.era if remembered else None)
+    result = await run_discovery(
+        ctx, access.tenant_id, target, remembered.era if remembered else None
+    )
 
     await repository.remember_era(
         session, access.tenant_id, url_origin, result.era, result.protocol_version

@@ -36,6 +36,7 @@ class EgressConfig:
     max_response_bytes: int = 4 * MIB
     max_operation_bytes: int = 16 * MIB
     max_per_origin: int = 8
+    max_per_tenant_origin: int = 4
     tls_ca_file: Path | None = None
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 30.0
@@ -57,7 +58,12 @@ class EgressConfig:
         except UrlRejected:
             raise ValueError("HUB_EXTRA_ORIGINS holds an entry that is not an origin") from None
         object.__setattr__(self, "extra_origins", extra)
-        for name in ("max_response_bytes", "max_operation_bytes", "max_per_origin"):
+        for name in (
+            "max_response_bytes",
+            "max_operation_bytes",
+            "max_per_origin",
+            "max_per_tenant_origin",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive")
 
@@ -76,6 +82,7 @@ class EgressConfig:
             max_response_bytes=settings.max_response_bytes,
             max_operation_bytes=settings.max_operation_bytes,
             max_per_origin=settings.egress_max_per_origin,
+            max_per_tenant_origin=settings.egress_max_per_tenant_origin,
             tls_ca_file=settings.tls_ca_file,
             discovery_timeout_s=settings.discovery_timeout_s,
             tool_call_timeout_s=settings.tool_call_timeout_s,

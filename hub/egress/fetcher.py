@@ -29,6 +29,9 @@ Rules an operation enforces, and why:
   operation already holds instead of waiting for another: otherwise every operation holding a
   slot would wait for a second one, and at the limit none could ever finish (hold-and-wait). At
   most one such rider per slot held, so an origin sees at most twice its slot count.
+- **Per-tenant share** (``HUB_EGRESS_MAX_PER_TENANT_ORIGIN``): an operation with a ``scope`` (the
+  tenant it works for) first takes one of that tenant's slots for the origin, so one tenant's slow
+  calls cannot hold every slot of an origin that other tenants use too (SECURITY §1.7).
 """
 
 from __future__ import annotations
@@ -124,13 +127,17 @@ class Fetcher:
             ),
         )
         self.limiter = OriginLimiter(config.max_per_origin)
+        self.scoped_limiter = OriginLimiter(config.max_per_tenant_origin)
 
     def __repr__(self) -> str:
         return "<Fetcher>"
 
-    def operation(self, *, pin: str, deadline_s: float, bearer: str | None = None) -> Operation:
-        """A new operation pinned to ``pin``; use it as ``async with``."""
-        return Operation(self, pin=pin, deadline_s=deadline_s, bearer=bearer)
+    def operation(
+        self, *, pin: str, deadline_s: float, bearer: str | None = None, scope: str | None = None
+    ) -> Operation:
+        """A new operation pinned to ``pin``; use it as ``async with``. ``scope`` (a tenant id)
+        also bounds the operation by the per-tenant share of each origin's slots."""
+        return Operation(self, pin=pin, deadline_s=deadline_s, bearer=bearer, scope=scope)
 
     async def _send(self, request: httpx2.Request) -> httpx2.Response:
         """Send one built request, headers read, body not yet (for :class:`Operation` only)."""
@@ -159,7 +166,13 @@ class Operation:
     """One logical exchange under one deadline, pinned to one origin; an async context manager."""
 
     def __init__(
-        self, fetcher: Fetcher, *, pin: str, deadline_s: float, bearer: str | None
+        self,
+        fetcher: Fetcher,
+        *,
+        pin: str,
+        deadline_s: float,
+        bearer: str | None,
+        scope: str | None = None,
     ) -> None:
         if bearer is not None and not is_header_safe_secret(bearer):
             raise InvalidSecret()
@@ -172,6 +185,7 @@ class Operation:
         self.deadline_s = deadline_s
         self.budget = ByteBudget(config.max_operation_bytes)
         self._bearer = bearer
+        self._scope = scope
         self._timeout: asyncio.Timeout | None = None
         self._redaction: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
         self._active = False
@@ -280,7 +294,10 @@ class Operation:
             finally:
                 self._riders[origin] -= 1
             return
-        async with self._fetcher.limiter.slot(origin):
+        scoped: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        if self._scope is not None:
+            scoped = self._fetcher.scoped_limiter.slot(f"{self._scope} {origin}")
+        async with scoped, self._fetcher.limiter.slot(origin):
             self._slots_held[origin] = self._slots_held.get(origin, 0) + 1
             try:
                 yield

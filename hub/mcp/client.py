@@ -133,6 +133,7 @@ class McpClient:
         era_hint: Era | None = None,
         force_era: Era | None = None,
         protocol_version: str | None = None,
+        scope: str | None = None,
     ) -> DiscoveryResult:
         """The server's description and every tool (``tools/list`` followed to its end)."""
         plan, _ = plan_eras(era_hint, force_era, protocol_version)
@@ -143,7 +144,10 @@ class McpClient:
             )
             return facts, await session.list_tools()
 
-        async with self._fetcher.operation(pin=pin, deadline_s=deadline_s, bearer=bearer) as op:
+        operation = self._fetcher.operation(
+            pin=pin, deadline_s=deadline_s, bearer=bearer, scope=scope
+        )
+        async with operation as op:
             channel = Channel(op, url)
             session, (facts, catalog) = await self._negotiate(channel, plan, work)
             era: Era = "modern" if isinstance(session, ModernSession) else "legacy"
@@ -171,6 +175,7 @@ class McpClient:
         era_hint: Era | None = None,
         force_era: Era | None = None,
         protocol_version: str | None = None,
+        scope: str | None = None,
     ) -> CallResult:
         """Call one tool; the raw ``CallToolResult`` (``isError`` preserved).
 
@@ -194,7 +199,10 @@ class McpClient:
             await session.initialize()
             return await session.call_tool(name, arguments, tool)
 
-        async with self._fetcher.operation(pin=pin, deadline_s=deadline_s, bearer=bearer) as op:
+        operation = self._fetcher.operation(
+            pin=pin, deadline_s=deadline_s, bearer=bearer, scope=scope
+        )
+        async with operation as op:
             channel = Channel(op, url)
             session, result = await self._negotiate(channel, plan, work)
             if isinstance(session, ModernSession):

@@ -327,3 +327,22 @@ def test_crypto_rotate_cli(tmp_path: Path) -> None:
     missing = subprocess.run([*hub, "crypto", "rotate"], env=env, capture_output=True, text=True)
     assert missing.returncode == 0
     assert "rewrapped rows: 5" in missing.stderr
+
+
+async def test_a_secret_without_a_provider_origin_is_never_sent(
+    client: httpx2.AsyncClient, database: Database, app: FastAPI
+) -> None:
+    from hub.core.errors import DiscoveryFailed
+    from hub.credentials.pinning import pin_origin
+
+    tenant = await make_tenant(database)
+    admin = await make_principal(database, tenant.id)
+    cid = await _create(client, tenant.id, admin.headers, "a-secret")
+    async with database.session() as session:
+        await session.execute(
+            update(Credential).where(Credential.id == cid).values(api_base_url=None)
+        )
+        row = (await session.execute(select(Credential).where(Credential.id == cid))).scalar_one()
+    with pytest.raises(DiscoveryFailed) as info:
+        pin_origin(app.state.keyring, row, "https://anywhere.example.com/mcp")
+    assert info.value.reason == "origin_refused"

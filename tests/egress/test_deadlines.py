@@ -223,3 +223,41 @@ async def test_stalled_system_lookups_never_starve_the_default_executor(
         assert time.monotonic() - started < 1.5
     finally:
         released.set()
+
+
+async def test_one_tenant_cannot_take_every_slot_of_a_shared_origin(
+    make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    """Tenant A's hanging calls hold at most its share of the origin; tenant B still gets in."""
+
+    async def slow_or_fast(request: RequestHead, conn: Conn) -> bool:
+        if request.target.startswith("/slow"):
+            return await hang_before_headers(request, conn)
+        return await json_responder()(request, conn)
+
+    shared = await start_upstream(slow_or_fast, tls_names=("shared.test",))
+    fetcher = make_fetcher(
+        resolver=FakeResolver({"shared.test": [PUBLIC_V4]}),
+        dialer=RouteDialer({PUBLIC_V4: shared.port}),
+        max_per_origin=4,
+        max_per_tenant_origin=2,
+    )
+
+    async def call(scope: str, path: str) -> int | BaseException:
+        url = f"https://shared.test{path}"
+        try:
+            async with fetcher.operation(pin=url, deadline_s=DEADLINE_S, scope=scope) as op:
+                return (await op.request("GET", url)).status_code
+        except EgressTimeout as exc:
+            return exc
+
+    started = time.monotonic()
+    hogs = [asyncio.create_task(call("tenant-a", "/slow")) for _ in range(6)]
+    await asyncio.sleep(0.3)
+    assert shared.open_now == 2  # tenant A's share, not the origin's 4
+    assert await call("tenant-b", "/fast") == 200
+    assert await call("tenant-b", "/fast") == 200
+    outcomes = await asyncio.gather(*hogs)
+    assert all(isinstance(o, EgressTimeout) for o in outcomes)
+    assert time.monotonic() - started < DEADLINE_S + 1.5
+    assert fetcher.scoped_limiter.in_use("tenant-a https://shared.test") == 0
