@@ -136,7 +136,11 @@ class RedactingFilter(logging.Filter):
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, request context, extras."""
 
-    _RESERVED = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+    _RESERVED = frozenset(logging.makeLogRecord({}).__dict__) | {
+        "message",
+        "asctime",
+        "color_message",  # uvicorn's ANSI-coloured duplicate of the message
+    }
 
     def format(self, record: logging.LogRecord) -> str:
         payload: dict[str, Any] = {

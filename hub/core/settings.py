@@ -136,8 +136,9 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         parts = []
         for err in exc.errors(include_input=False, include_context=False):
-            loc = ".".join(str(p) for p in err["loc"]) or "settings"
-            parts.append(f"{loc}: {err['msg']}")
+            loc = ".".join(str(p) for p in err["loc"])
+            message = str(err["msg"]).removeprefix("Value error, ")
+            parts.append(f"{loc}: {message}" if loc else message)
         raise ConfigError("invalid configuration: " + "; ".join(parts)) from None
 
 
