@@ -6,7 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from hub.core.schemas import RequestModel, UtcDatetime
 
 __all__ = ["CredentialCreate", "CredentialRead", "CredentialUpdate"]
 
@@ -34,28 +36,28 @@ def _check_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
     return value
 
 
-class CredentialCreate(BaseModel):
+class CredentialCreate(RequestModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     name: str = Field(min_length=1, max_length=200)
     type: str = Field(pattern=TYPE_PATTERN)
     secret: SecretStr | None = Field(default=None, max_length=MAX_SECRET)
     api_base_url: str | None = Field(default=None, max_length=2048)
-    expires_at: AwareDatetime | None = None
+    expires_at: UtcDatetime | None = None
     metadata: dict[str, Any] | None = None
     status: Literal["active", "error"] | None = None
 
     _metadata = field_validator("metadata")(_check_metadata)
 
 
-class CredentialUpdate(BaseModel):
+class CredentialUpdate(RequestModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     secret: SecretStr | None = Field(default=None, max_length=MAX_SECRET)
     api_base_url: str | None = Field(default=None, max_length=2048)
     status: Literal["active", "error", "revoked"] | None = None
-    expires_at: AwareDatetime | None = None
+    expires_at: UtcDatetime | None = None
     metadata: dict[str, Any] | None = None
     version: int | None = Field(default=None, ge=1)
 

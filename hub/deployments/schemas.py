@@ -6,7 +6,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from hub.core.schemas import RequestModel
+from hub.servers.schemas import HANDLE_PATTERN
 
 __all__ = [
     "BundleRead",
@@ -22,25 +25,19 @@ __all__ = [
 MAX_ENTRIES = 100
 
 
-class EntryIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    server: str = Field(min_length=1, max_length=63, description="server handle")
+class EntryIn(RequestModel):
+    server: str = Field(pattern=HANDLE_PATTERN, description="server handle")
     catalog_version: int = Field(ge=1, lt=2**31)
     allow_without_ask: list[str] = Field(default_factory=list, max_length=10_000)
 
 
-class DeploymentCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DeploymentCreate(RequestModel):
     agent_id: uuid.UUID
     name: str | None = Field(default=None, min_length=1, max_length=200)
     entries: list[EntryIn] = Field(default_factory=list, max_length=MAX_ENTRIES)
 
 
-class DeploymentUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DeploymentUpdate(RequestModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     entries: list[EntryIn] | None = Field(default=None, max_length=MAX_ENTRIES)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from hub.core.schemas import RequestModel
 
 __all__ = ["DiscoverRequest", "DiscoverResult", "DroppedTool"]
 
 
-class DiscoverRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DiscoverRequest(RequestModel):
     url: str = Field(min_length=1, max_length=2048)
     credential_id: uuid.UUID | None = None
 

@@ -6,7 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from hub.core.schemas import RequestModel, UtcDatetime
 
 __all__ = ["GrantCheck", "GrantCreate", "GrantDecision", "GrantRead"]
 
@@ -14,15 +16,13 @@ Action = Literal["read", "write", "use", "decide", "call", "*"]
 Effect = Literal["allow", "ask", "deny"]
 
 
-class GrantCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GrantCreate(RequestModel):
     principal_id: uuid.UUID
     resource: str = Field(min_length=1, max_length=512)
     action: Action
     effect: Effect
     conditions: dict[str, Any] | None = None
-    expires_at: AwareDatetime | None = None
+    expires_at: UtcDatetime | None = None
 
 
 class GrantRead(BaseModel):
@@ -39,9 +39,7 @@ class GrantRead(BaseModel):
     created_at: datetime
 
 
-class GrantCheck(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GrantCheck(RequestModel):
     principal_id: uuid.UUID
     resource: str = Field(min_length=1, max_length=512)
     action: Action

@@ -6,8 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from hub.core.schemas import RequestModel, UtcDatetime
 from hub.grants.schemas import GrantRead
 
 __all__ = [
@@ -25,17 +26,13 @@ Kind = Literal["user", "agent", "service"]
 Role = Literal["tenant_admin", "operator", "deployer", "agent"]
 
 
-class PrincipalCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PrincipalCreate(RequestModel):
     kind: Kind
     name: str = Field(min_length=1, max_length=200)
     role: Role | None = None
 
 
-class PrincipalUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PrincipalUpdate(RequestModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
 
 
@@ -51,19 +48,15 @@ class PrincipalRead(BaseModel):
     disabled_at: datetime | None
 
 
-class KeyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    expires_at: AwareDatetime | None = None
+class KeyCreate(RequestModel):
+    expires_at: UtcDatetime | None = None
 
 
-class KeyRoll(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    old_key_expires_at: AwareDatetime = Field(
+class KeyRoll(RequestModel):
+    old_key_expires_at: UtcDatetime = Field(
         description="When the rolled key stops working (now or later, never later than before)"
     )
-    expires_at: AwareDatetime | None = Field(default=None, description="Expiry of the new key")
+    expires_at: UtcDatetime | None = Field(default=None, description="Expiry of the new key")
 
 
 class KeyRead(BaseModel):

@@ -7,14 +7,14 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hub.core.schemas import RequestModel
+
 __all__ = ["HANDLE_PATTERN", "ServerCreate", "ServerRead", "ServerUpdate"]
 
 HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 
 
-class ServerCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ServerCreate(RequestModel):
     handle: str = Field(
         pattern=HANDLE_PATTERN,
         description="1-63 of a-z, 0-9, '_' and '-', starting with a letter or digit; no dots",
@@ -23,9 +23,7 @@ class ServerCreate(BaseModel):
     credential_id: uuid.UUID | None = None
 
 
-class ServerUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ServerUpdate(RequestModel):
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     credential_id: uuid.UUID | None = None
 

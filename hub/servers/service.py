@@ -3,6 +3,7 @@ as discovery checks them; a server a deployment references cannot be deleted or 
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 
@@ -17,7 +18,9 @@ from hub.core.tenancy import TenantId
 from hub.discovery.service import DiscoveryContext, resolve_target
 from hub.models import Server
 from hub.servers import repository
-from hub.servers.schemas import ServerCreate, ServerUpdate
+from hub.servers.schemas import HANDLE_PATTERN, ServerCreate, ServerUpdate
+
+HANDLE_RE = re.compile(HANDLE_PATTERN)
 
 __all__ = [
     "create_server",
@@ -63,6 +66,8 @@ async def create_server(
 async def get_server(
     session: AsyncSession, tenant_id: TenantId, handle: str, *, for_update: bool = False
 ) -> Server:
+    if not HANDLE_RE.fullmatch(handle):  # not a handle at all: reads as absent, no query
+        raise NotFound("server not found")
     server = await repository.get_by_handle(session, tenant_id, handle, for_update=for_update)
     if server is None:
         raise NotFound("server not found")

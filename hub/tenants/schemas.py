@@ -8,21 +8,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hub.core.schemas import RequestModel
+
 __all__ = ["TenantCreate", "TenantRead", "TenantUpdate"]
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
 
-class TenantCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TenantCreate(RequestModel):
     slug: str = Field(pattern=SLUG_PATTERN, description="lowercase letters, digits and '-'")
     name: str = Field(min_length=1, max_length=200)
 
 
-class TenantUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TenantUpdate(RequestModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     status: Literal["active", "disabled"] | None = None
 

@@ -153,7 +153,7 @@ async def test_bad_input(client: httpx2.AsyncClient, database: Database) -> None
     entry = {"server": "linear", "catalog_version": 1}
     assert await post({"agent_id": aid, "entries": [{**entry, "catalog_version": 7}]}) == 404
     assert await post({"agent_id": aid, "entries": [{**entry, "server": "nope"}]}) == 404
-    assert await post({"agent_id": aid, "entries": [{**entry, "server": "Bad.Handle"}]}) == 404
+    assert await post({"agent_id": aid, "entries": [{**entry, "server": "Bad.Handle"}]}) == 400
     assert await post({"agent_id": aid, "entries": [{**entry, "allow_without_ask": ["zz"]}]}) == 400
     assert await post({"agent_id": aid, "entries": [entry, entry]}) == 400
     admin_id = str(admin.principal_id)

@@ -110,22 +110,27 @@ async def test_concurrency_is_bounded_per_origin(
     dialer = RouteDialer({PUBLIC_V4: hanging.port, OTHER_PUBLIC_V4: healthy.port})
     fetcher = make_fetcher(resolver=resolver, dialer=dialer, max_per_origin=limit)
 
-    async def slow_call() -> BaseException | None:
+    async def slow_call(deadline_s: float) -> BaseException | None:
         try:
-            await fetch(fetcher, "https://slow.test/mcp", deadline_s=DEADLINE_S)
+            await fetch(fetcher, "https://slow.test/mcp", deadline_s=deadline_s)
         except EgressTimeout as exc:
             return exc
         return None
 
     started = time.monotonic()
-    slow_calls = [asyncio.create_task(slow_call()) for _ in range(3 * limit)]
+    # the first `limit` calls take every slot and outlive the others, so no waiter can slip into
+    # a slot freed in the instant between one deadline and the next (that would be a new
+    # connection, correctly made, that this test would miscount)
+    holders = [asyncio.create_task(slow_call(DEADLINE_S + 1)) for _ in range(limit)]
+    await asyncio.sleep(0.2)
+    waiters = [asyncio.create_task(slow_call(DEADLINE_S)) for _ in range(2 * limit)]
     await asyncio.sleep(0.3)
     for _ in range(5):
         assert (
             await fetch(fetcher, "https://fast.test/mcp", deadline_s=DEADLINE_S)
         ).status_code == 200
-    outcomes = await asyncio.gather(*slow_calls)
-    assert time.monotonic() - started < DEADLINE_S + 1.5
+    outcomes = await asyncio.gather(*holders, *waiters)
+    assert time.monotonic() - started < DEADLINE_S + 1 + 1.5
     assert all(isinstance(outcome, EgressTimeout) for outcome in outcomes)
     assert 1 <= hanging.peak_open <= limit
     assert hanging.connections <= limit
