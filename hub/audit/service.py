@@ -15,12 +15,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit import repository
+from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
 from hub.models import AuditEvent
 
-__all__ = ["Outcome", "record", "record_failure"]
+__all__ = ["Outcome", "record", "record_failure", "record_for"]
 
 log = logging.getLogger("hub.audit")
 
@@ -73,6 +74,25 @@ async def record(
             request_id=request_id,
             details=details,
         ),
+    )
+
+
+async def record_for(
+    session: AsyncSession,
+    access: TenantAccess,
+    action: str,
+    resource: str,
+    details: dict[str, Any] | None = None,
+) -> None:
+    """Record a successful mutation by the caller of a tenant route, in its transaction."""
+    await record(
+        session,
+        tenant_id=access.tenant_id,
+        actor_id=access.actor_id,
+        action=action,
+        resource=resource,
+        request_id=access.request_id,
+        details=details,
     )
 
 

@@ -12,7 +12,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.audit.service import record
+from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.catalogs import repository
 from hub.catalogs.canonical import catalog_sha256, sorted_tools, tool_sha256
@@ -81,14 +81,12 @@ async def snapshot(
         )
         session.add(catalog)
         await session.flush()
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="catalog.create",
-        resource=f"catalog:{handle}",
-        request_id=access.request_id,
-        details={"version": catalog.version, "created": created, "sha256": digest},
+        access,
+        "catalog.create",
+        f"catalog:{handle}",
+        {"version": catalog.version, "created": created, "sha256": digest},
     )
     return catalog, created
 

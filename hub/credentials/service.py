@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.audit.service import record
+from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.crypto import Keyring, credential_aad
@@ -118,14 +118,12 @@ async def create_credential(
     )
     session.add(credential)
     await session.flush()
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="credential.create",
-        resource=f"credential:{credential_id}",
-        request_id=access.request_id,
-        details={"name": data.name, "type": data.type, "secret_fp": ctx.fingerprint(secret)},
+        access,
+        "credential.create",
+        f"credential:{credential_id}",
+        {"name": data.name, "type": data.type, "secret_fp": ctx.fingerprint(secret)},
     )
     return credential
 
@@ -203,14 +201,12 @@ async def update_credential(
     ):
         raise Conflict("the credential changed since it was read (version mismatch)")
     await session.refresh(credential)
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="credential.update",
-        resource=f"credential:{credential_id}",
-        request_id=access.request_id,
-        details=details,
+        access,
+        "credential.update",
+        f"credential:{credential_id}",
+        details,
     )
     return credential
 
@@ -228,11 +224,9 @@ async def revoke_credential(
             session, access.tenant_id, credential_id, credential.version, values
         ):
             raise Conflict("the credential changed since it was read (version mismatch)")
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="credential.delete",
-        resource=f"credential:{credential_id}",
-        request_id=access.request_id,
+        access,
+        "credential.delete",
+        f"credential:{credential_id}",
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.audit.service import record
+from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.catalogs import service as catalogs_service
 from hub.core import clock
@@ -106,14 +106,12 @@ async def create_deployment(
 async def _audit(
     session: AsyncSession, access: TenantAccess, action: str, deployment: Deployment, entries: int
 ) -> None:
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action=action,
-        resource=f"deployment:{deployment.id}",
-        request_id=access.request_id,
-        details={"agent_id": str(deployment.agent_id), "entries": entries},
+        access,
+        action,
+        f"deployment:{deployment.id}",
+        {"agent_id": str(deployment.agent_id), "entries": entries},
     )
 
 

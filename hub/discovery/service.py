@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.audit.service import record
+from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core.crypto import Keyring
 from hub.core.db import Database
@@ -127,14 +127,12 @@ async def discover(
     await repository.remember_era(
         session, access.tenant_id, url_origin, result.era, result.protocol_version
     )
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="mcp.discover",
-        resource=f"mcp:{url_origin}",
-        request_id=access.request_id,
-        details={
+        access,
+        "mcp.discover",
+        f"mcp:{url_origin}",
+        {
             "origin": url_origin,
             "path": urlsplit(target.url).path,  # never the query: it may carry a secret
             "credential_id": str(data.credential_id) if data.credential_id else None,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.audit.service import record
+from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.db import Database
@@ -212,14 +212,12 @@ async def create_grant(
     session.add(grant)
     await session.flush()
     await repository.bump_grants_version(session, access.tenant_id, data.principal_id)
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="grant.create",
-        resource=f"grant:{grant.id}",
-        request_id=access.request_id,
-        details={
+        access,
+        "grant.create",
+        f"grant:{grant.id}",
+        {
             "principal_id": str(data.principal_id),
             "resource": data.resource,
             "action": data.action,
@@ -241,14 +239,12 @@ async def delete_grant(
     await session.delete(grant)
     await session.flush()
     await repository.bump_grants_version(session, access.tenant_id, grant.principal_id)
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="grant.delete",
-        resource=f"grant:{grant.id}",
-        request_id=access.request_id,
-        details={"principal_id": str(grant.principal_id), "resource": grant.resource},
+        access,
+        "grant.delete",
+        f"grant:{grant.id}",
+        {"principal_id": str(grant.principal_id), "resource": grant.resource},
     )
 
 

@@ -6,7 +6,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.audit.service import record
+from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.errors import NotFound
@@ -47,14 +47,12 @@ async def create_principal(
         session, access.tenant_id, principal.id, data.role, access.actor_id
     )
     await session.refresh(principal)
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="principal.create",
-        resource=f"principal:{principal.id}",
-        request_id=access.request_id,
-        details={"kind": data.kind, "role": data.role},
+        access,
+        "principal.create",
+        f"principal:{principal.id}",
+        {"kind": data.kind, "role": data.role},
     )
     return principal
 
@@ -83,14 +81,12 @@ async def update_principal(
     for field, value in changes.items():
         setattr(principal, field, value)
     await session.flush()
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="principal.update",
-        resource=f"principal:{principal.id}",
-        request_id=access.request_id,
-        details={"fields": sorted(changes)},
+        access,
+        "principal.update",
+        f"principal:{principal.id}",
+        {"fields": sorted(changes)},
     )
     return principal
 
@@ -103,13 +99,11 @@ async def delete_principal(
     if principal.disabled_at is None:
         principal.disabled_at = clock.now()
         await session.flush()
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="principal.delete",
-        resource=f"principal:{principal.id}",
-        request_id=access.request_id,
+        access,
+        "principal.delete",
+        f"principal:{principal.id}",
     )
 
 

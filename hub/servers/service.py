@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.audit.service import record
+from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.errors import Conflict, NotFound
@@ -51,14 +51,12 @@ async def create_server(
     )
     session.add(server)
     await session.flush()
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="server.create",
-        resource=f"server:{server.handle}",
-        request_id=access.request_id,
-        details={"server_id": str(server.id), "credential_id": str(data.credential_id or "")},
+        access,
+        "server.create",
+        f"server:{server.handle}",
+        {"server_id": str(server.id), "credential_id": str(data.credential_id or "")},
     )
     return server
 
@@ -112,14 +110,12 @@ async def update_server(
     server.credential_id = credential_id
     server.updated_at = clock.now()
     await session.flush()
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="server.update",
-        resource=f"server:{server.handle}",
-        request_id=access.request_id,
-        details={"fields": sorted(changes)},
+        access,
+        "server.update",
+        f"server:{server.handle}",
+        {"fields": sorted(changes)},
     )
     return server
 
@@ -130,14 +126,12 @@ async def delete_server(session: AsyncSession, access: TenantAccess, handle: str
         raise Conflict("a deployment references this server")
     server.deleted_at = clock.now()
     await session.flush()
-    await record(
+    await record_for(
         session,
-        tenant_id=access.tenant_id,
-        actor_id=access.actor_id,
-        action="server.delete",
-        resource=f"server:{server.handle}",
-        request_id=access.request_id,
-        details={"server_id": str(server.id)},
+        access,
+        "server.delete",
+        f"server:{server.handle}",
+        {"server_id": str(server.id)},
     )
 
 
