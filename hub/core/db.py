@@ -6,7 +6,8 @@ is sent, and rolled back on error. Requests that may write use the *write* facto
 transactions start with ``BEGIN IMMEDIATE`` so two writers queue on the database lock instead of
 failing to upgrade a read lock later; reads use a plain deferred ``BEGIN``.
 
-SQLite is configured per connection: foreign keys on, WAL journal, a busy timeout, and the
+Statement parameters never appear in exception text or logs (``hide_parameters``): an error
+logged with its traceback cannot carry a value a client sent. SQLite is configured per connection: foreign keys on, WAL journal, a busy timeout, and the
 SQLAlchemy recipe that turns off pysqlite's own transaction handling so we emit ``BEGIN`` ourselves.
 """
 
@@ -69,6 +70,7 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
         engine = create_async_engine(
             url,
             echo=echo,
+            hide_parameters=True,
             poolclass=NullPool,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
         )
@@ -77,6 +79,7 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
     return create_async_engine(
         url,
         echo=echo,
+        hide_parameters=True,
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
