@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import select, update
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import PageParams, paginate
@@ -79,12 +79,3 @@ async def bump_grants_version(
         .values(grants_version=Principal.grants_version + 1)
         .execution_options(synchronize_session=False)
     )
-
-
-async def current_version(
-    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
-) -> int | None:
-    query = select(Principal.grants_version).where(
-        Principal.tenant_id == tenant_id.value, Principal.id == principal_id
-    )
-    return (await session.execute(query)).scalar_one_or_none()
