@@ -7,7 +7,9 @@ transactions start with ``BEGIN IMMEDIATE`` so two writers queue on the database
 failing to upgrade a read lock later; reads use a plain deferred ``BEGIN``.
 
 Statement parameters never appear in exception text or logs (``hide_parameters``): an error
-logged with its traceback cannot carry a value a client sent. SQLite is configured per connection: foreign keys on, WAL journal, a busy timeout, and the
+logged with its traceback cannot carry a value a client sent.
+
+SQLite is configured per connection: foreign keys on, WAL journal, a busy timeout, and the
 SQLAlchemy recipe that turns off pysqlite's own transaction handling so we emit ``BEGIN`` ourselves.
 """
 
