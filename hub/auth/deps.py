@@ -28,6 +28,7 @@ from hub.tenants import service as tenants_service
 __all__ = [
     "CallerDep",
     "PlatformAdminDep",
+    "PolicyCacheDep",
     "TenantAccessDep",
     "authorize",
     "decide_for_route",
@@ -122,6 +123,9 @@ async def decide_for_route(
     )
     request.app.state.metrics.decisions.labels(effect=decision.effect).inc()
     return decision
+
+
+PolicyCacheDep = Annotated[PolicyCache, Depends(policy_cache)]
 
 
 def authorize(kind: str, action: str, item: str | None = None) -> Any:

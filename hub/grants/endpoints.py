@@ -5,26 +5,23 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import authorize, parse_id, policy_cache
+from hub.auth.deps import PolicyCacheDep, authorize, parse_id
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
 from hub.grants import service
-from hub.grants.cache import PolicyCache
 from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision, GrantRead
 
 router = APIRouter(prefix="/tenants/{t}/grants", tags=["grants"])
-
-CacheDep = Annotated[PolicyCache, Depends(policy_cache)]
 
 
 @router.post("", status_code=201, name="grant.create")
 async def create_grant(
     body: GrantCreate,
     session: SessionDep,
-    cache: CacheDep,
+    cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("grant", "write")],
 ) -> dict[str, Any]:
     """Grant a principal allow, ask or deny for an action on a resource pattern."""
@@ -51,7 +48,7 @@ async def list_grants(
 async def delete_grant(
     g: str,
     session: SessionDep,
-    cache: CacheDep,
+    cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("grant", "write", item="g")],
 ) -> Response:
     """Delete a grant; every replica honours it on the next request."""
@@ -63,7 +60,7 @@ async def delete_grant(
 async def check_grant(
     body: GrantCheck,
     session: SessionDep,
-    cache: CacheDep,
+    cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("grant", "read")],
 ) -> dict[str, Any]:
     """The decision a principal would get, and the grant that decides it."""

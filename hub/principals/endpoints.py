@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import CallerDep, PlatformAdminDep, authorize, parse_id, policy_cache
+from hub.auth.deps import CallerDep, PlatformAdminDep, PolicyCacheDep, authorize, parse_id
 from hub.core.deps import SessionDep, SettingsDep
 from hub.core.errors import Unauthorized
 from hub.core.pagination import Page, PageParamsDep
-from hub.grants.cache import PolicyCache
 from hub.grants.schemas import GrantRead
 from hub.models import ApiKey
 from hub.principals import keys, repository, service
@@ -29,8 +28,6 @@ from hub.principals.schemas import (
 router = APIRouter(prefix="/tenants/{t}/principals", tags=["principals"])
 platform_router = APIRouter(prefix="/platform/keys", tags=["platform"])
 whoami_router = APIRouter(tags=["principals"])
-
-CacheDep = Annotated[PolicyCache, Depends(policy_cache)]
 
 
 def _pepper(settings: Any) -> bytes:
@@ -62,7 +59,7 @@ def _key_page(page: Page[ApiKey]) -> dict[str, Any]:
 async def create_principal(
     body: PrincipalCreate,
     session: SessionDep,
-    cache: CacheDep,
+    cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("principal", "write")],
 ) -> dict[str, Any]:
     """Create a principal; ``role`` applies that role template as grants."""
@@ -124,7 +121,7 @@ async def create_key(
     body: KeyCreate,
     session: SessionDep,
     settings: SettingsDep,
-    cache: CacheDep,
+    cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("principal", "write", item="p")],
 ) -> dict[str, Any]:
     """Issue an API key for a principal; the key appears in this response only."""
@@ -162,7 +159,7 @@ async def roll_key(
     body: KeyRoll,
     session: SessionDep,
     settings: SettingsDep,
-    cache: CacheDep,
+    cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("principal", "write", item="p")],
 ) -> dict[str, Any]:
     """Issue a replacement key; the old one keeps working until ``old_key_expires_at``."""

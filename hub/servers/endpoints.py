@@ -17,14 +17,11 @@ from hub.servers.schemas import ServerCreate, ServerRead, ServerUpdate
 router = APIRouter(prefix="/tenants/{t}/servers", tags=["servers"])
 
 
-ContextDep = DiscoveryContextDep
-
-
 @router.post("", status_code=201, name="server.create")
 async def create_server(
     body: ServerCreate,
     session: SessionDep,
-    ctx: ContextDep,
+    ctx: DiscoveryContextDep,
     access: Annotated[TenantAccess, authorize("server", "write")],
 ) -> dict[str, Any]:
     """Register a remote MCP server under a handle (immutable, never reused)."""
@@ -62,7 +59,7 @@ async def update_server(
     handle: str,
     body: ServerUpdate,
     session: SessionDep,
-    ctx: ContextDep,
+    ctx: DiscoveryContextDep,
     access: Annotated[TenantAccess, authorize("server", "write", item="handle")],
 ) -> dict[str, Any]:
     """Change a server's URL or credential (the handle never changes)."""
