@@ -9,18 +9,15 @@ from fastapi import FastAPI
 
 from hub import __version__
 from hub.api import api_router
-from hub.auth.failures import audit_failed_request
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
-from hub.core.metrics import MetricsMiddleware
+from hub.core.metrics import Metrics, MetricsMiddleware
 from hub.core.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
-from hub.credentials.readiness import keyring_covers_rows
 from hub.egress import Fetcher
-from hub.health.service import ReadinessCheck
 from hub.wiring import build_components
 
 __all__ = ["create_app"]
@@ -48,7 +45,7 @@ def create_app(
             yield
         finally:
             if fetcher is None:
-                await components.fetcher.aclose()
+                await components.get(Fetcher).aclose()
             if database is None:
                 await db.dispose()
 
@@ -60,20 +57,11 @@ def create_app(
         docs_url="/docs",
         redoc_url=None,
     )
-    app.state.settings = settings
-    app.state.keyring = components.keyring
-    app.state.egress_config = components.egress
-    app.state.policy_cache = components.policy_cache
-    app.state.metrics = components.metrics
-    app.state.credential_context = components.credential_context
-    app.state.discovery_context = components.discovery_context
-    app.state.failure_hooks = [audit_failed_request]
-    readiness: list[ReadinessCheck] = [keyring_covers_rows(components.keyring)]
-    app.state.readiness_checks = readiness
+    app.state.components = components
     install_exception_handlers(app)
     install_openapi(app)
     app.include_router(api_router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=components.metrics)
+    app.add_middleware(MetricsMiddleware, metrics=components.get(Metrics))
     app.add_middleware(RequestContextMiddleware)  # outermost: ids and shape for everything
     return app

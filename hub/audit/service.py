@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,7 +25,7 @@ __all__ = ["Outcome", "record", "record_failure", "record_for"]
 
 log = logging.getLogger("hub.audit")
 
-Outcome = str  # "success" | "denied" | "failed"
+Outcome = Literal["success", "denied", "failed"]
 
 
 def _event(

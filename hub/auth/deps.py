@@ -1,52 +1,27 @@
-"""Authentication and authorisation dependencies, in the order of DESIGN §8.
+"""Who is calling: the authentication dependency of every authenticated route.
 
-401 (no valid key) → 404 if the caller's tenant is not ``{t}`` → 403 if the grant decision is not
-``allow`` → (in the service) 404 if the object is absent from ``{t}``. Item routes check
-``kind:<id>``; list and create routes check ``kind:*``; the platform admin passes every tenant
-route and only the platform admin passes platform routes.
+The key is taken from ``Authorization: Bearer`` or ``x-api-key`` (both present and different is a
+401), authenticated once per request and remembered on the request, and its principal and tenant
+are bound to the log context. Deciding what the caller may do is :mod:`hub.authz`'s job.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Request
 
-from hub.auth.caller import Caller, TenantAccess
+from hub.auth.caller import Caller
 from hub.auth.service import authenticate
-from hub.core.deps import get_database
-from hub.core.errors import Forbidden, NotFound, Unauthorized
+from hub.core.deps import get_database, get_settings_dep
+from hub.core.errors import Unauthorized
 from hub.core.logging import bind_context
-from hub.core.tenancy import TenantId
-from hub.grants import service as grants_service
-from hub.grants.cache import PolicyCache
-from hub.grants.policy import Decision
-from hub.tenants import service as tenants_service
 
-__all__ = [
-    "CallerDep",
-    "PlatformAdminDep",
-    "PolicyCacheDep",
-    "TenantAccessDep",
-    "authorize",
-    "decide_for_route",
-    "get_caller",
-    "get_tenant_access",
-    "parse_id",
-]
+__all__ = ["CallerDep", "get_caller", "presented_key"]
 
 
-def parse_id(value: str) -> uuid.UUID:
-    """A path id; a malformed one reads as 404, like an absent one (DESIGN §13)."""
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise NotFound() from None
-
-
-def _presented_key(request: Request) -> str | None:
+def presented_key(request: Request) -> str | None:
+    """The API key the request presents, or None; a malformed ``Authorization`` is a 401."""
     authorization = request.headers.get("authorization")
     api_key = request.headers.get("x-api-key")
     bearer = None
@@ -64,10 +39,10 @@ async def get_caller(request: Request) -> Caller:
     cached: Caller | None = getattr(request.state, "caller", None)
     if cached is not None:
         return cached
-    settings = request.app.state.settings
-    pepper = settings.api_key_pepper.get_secret_value().encode()
+    settings = get_settings_dep(request)
+    pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
     caller = await authenticate(
-        get_database(request), pepper, _presented_key(request), request.state.request_id
+        get_database(request), pepper, presented_key(request), request.state.request_id
     )
     request.state.caller = caller
     bind_context(
@@ -78,76 +53,3 @@ async def get_caller(request: Request) -> Caller:
 
 
 CallerDep = Annotated[Caller, Depends(get_caller)]
-
-
-async def require_platform_admin(caller: CallerDep) -> Caller:
-    if not caller.is_platform_admin:
-        raise Forbidden("platform admin only")
-    return caller
-
-
-PlatformAdminDep = Annotated[Caller, Depends(require_platform_admin)]
-
-
-async def get_tenant_access(
-    request: Request,
-    caller: CallerDep,
-    t: Annotated[str, Path(description="Tenant id")],
-) -> TenantAccess:
-    tenant_uuid = parse_id(t)
-    if caller.is_platform_admin:
-        async with get_database(request).session(write=False) as session:
-            if not await tenants_service.tenant_exists(session, tenant_uuid):
-                raise NotFound()
-        # the platform admin's path resolution mints the tenant it acts in
-        return TenantAccess(caller, TenantId._mint(tenant_uuid))
-    if caller.tenant_id is None or caller.tenant_id.value != tenant_uuid:
-        raise NotFound()
-    return TenantAccess(caller, caller.tenant_id)
-
-
-TenantAccessDep = Annotated[TenantAccess, Depends(get_tenant_access)]
-
-
-def policy_cache(request: Request) -> PolicyCache:
-    cache: PolicyCache = request.app.state.policy_cache
-    return cache
-
-
-async def decide_for_route(
-    request: Request, access: TenantAccess, resource: str, action: str
-) -> Decision:
-    """The caller's grant decision for a hub route (counted by effect in the metrics)."""
-    decision = await grants_service.decide(
-        get_database(request), policy_cache(request), access, resource, action
-    )
-    request.app.state.metrics.decisions.labels(effect=decision.effect).inc()
-    return decision
-
-
-PolicyCacheDep = Annotated[PolicyCache, Depends(policy_cache)]
-
-
-def authorize(kind: str, action: str, item: str | None = None) -> Any:
-    """A dependency admitting the caller when its decision on the route's resource is ``allow``.
-
-    ``item`` names the path parameter holding the object (checked as ``kind:<value>``); without it
-    the route checks ``kind:*`` (``audit`` is a resource without a qualifier).
-    """
-
-    async def dependency(request: Request, access: TenantAccessDep) -> TenantAccess:
-        if kind == "audit":
-            resource = "audit"
-        elif item is not None:
-            resource = f"{kind}:{request.path_params[item]}"
-        else:
-            resource = f"{kind}:*"
-        decision = await decide_for_route(request, access, resource, action)
-        if decision.effect != "allow":
-            raise Forbidden()
-        return access
-
-    return Depends(dependency)
-
-
-FailureHook = Callable[[Request, Exception], Awaitable[None]]

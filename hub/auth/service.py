@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from hub.auth import repository
 from hub.auth.caller import Caller
-from hub.auth.keys import hash_key, parse_key
+from hub.auth.key_format import hash_key, parse_key
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.errors import Unauthorized

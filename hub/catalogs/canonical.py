@@ -1,7 +1,7 @@
-"""Canonical JSON and the catalog hash (DESIGN §13 "Catalog hash").
+"""The catalog hash and per-tool hashes (DESIGN §13 "Catalog hash").
 
-Canonical JSON here is ``json.dumps`` with sorted keys, no insignificant whitespace and UTF-8
-(non-ASCII kept as is), over the values exactly as received. The catalog hash covers the protocol
+Hashes are sha256 of :func:`hub.core.canonical.canonical_json` over the values exactly as
+received. The catalog hash covers the protocol
 version, server info, capabilities, instructions and the tools (sorted by name, raw JSON, so unknown
 fields count), excluding the cache hints ``ttlMs`` and ``cacheScope`` and any result-level
 ``_meta``, which vary between identical answers. Each tool also gets its own hash, which approvals
@@ -10,22 +10,14 @@ and ``allow_without_ask`` entries are bound to.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["canonical_json", "catalog_sha256", "sha256_of", "sorted_tools", "tool_sha256"]
+from hub.core.canonical import sha256_of
+
+__all__ = ["catalog_sha256", "sorted_tools", "tool_sha256"]
 
 _VOLATILE = frozenset({"ttlMs", "cacheScope", "_meta"})
-
-
-def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def sha256_of(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
 def tool_sha256(tool: Mapping[str, Any]) -> str:

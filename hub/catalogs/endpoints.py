@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import authorize
+from hub.authz.deps import authorize
 from hub.catalogs import service
-from hub.catalogs.schemas import CatalogRead, CatalogSummary
+from hub.catalogs.schemas import CatalogDiffRead, CatalogRead, CatalogSummary
 from hub.core.deps import DatabaseDep, SessionDep
 from hub.core.errors import NotFound
+from hub.core.openapi import DISCOVERY_FAILED
 from hub.core.pagination import PageParamsDep
-from hub.discovery.deps import DiscoveryContextDep
+from hub.core.schemas import Envelope, ListEnvelope
+from hub.upstream.deps import UpstreamDep
 
 router = APIRouter(prefix="/tenants/{t}/servers/{handle}/catalogs", tags=["catalogs"])
 
@@ -25,21 +27,23 @@ def _version(value: str) -> int:
     return int(value)
 
 
-_FAILED = {
-    "description": "Discovery failed (reason code, the hub's own message)",
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
-}
-
-
-@router.post("", status_code=201, name="catalog.create", responses={200: {}, 422: _FAILED})
+@router.post(
+    "",
+    status_code=201,
+    name="catalog.create",
+    responses={
+        200: {"description": "Nothing changed: the latest version", "model": Envelope[CatalogRead]},
+        422: DISCOVERY_FAILED,
+    },
+)
 async def create_snapshot(
     handle: str,
     response: Response,
     db: DatabaseDep,
     session: SessionDep,
-    ctx: DiscoveryContextDep,
+    ctx: UpstreamDep,
     access: Annotated[TenantAccess, authorize("catalog", "write", item="handle")],
-) -> dict[str, Any]:
+) -> Envelope[CatalogRead]:
     """Discover the server and snapshot its tools: 201 with a new version, or 200 with the
     latest when nothing changed since it."""
     catalog, created = await service.snapshot(db, session, ctx, access, handle)
@@ -47,7 +51,7 @@ async def create_snapshot(
         response.status_code = 200
     data = CatalogRead.model_validate(catalog)
     data.created = created
-    return {"data": data}
+    return Envelope(data=data)
 
 
 @router.get("", name="catalog.list")
@@ -56,13 +60,10 @@ async def list_catalogs(
     session: SessionDep,
     page: PageParamsDep,
     access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
-) -> dict[str, Any]:
+) -> ListEnvelope[CatalogSummary]:
     """List a server's catalog versions (without their tools)."""
     result = await service.list_catalogs(session, access, handle, page)
-    return {
-        "data": [CatalogSummary.model_validate(c) for c in result.items],
-        "next_cursor": result.next_cursor,
-    }
+    return ListEnvelope.of(result, CatalogSummary)
 
 
 @router.get("/{version}", name="catalog.get")
@@ -71,10 +72,10 @@ async def get_catalog(
     version: str,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
-) -> dict[str, Any]:
+) -> Envelope[CatalogRead]:
     """One catalog version, tools included."""
     catalog = await service.get_catalog(session, access.tenant_id, handle, _version(version))
-    return {"data": CatalogRead.model_validate(catalog)}
+    return Envelope(data=CatalogRead.model_validate(catalog))
 
 
 @router.get("/{version}/diff", name="catalog.diff")
@@ -84,7 +85,7 @@ async def diff_catalog(
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
     from_: Annotated[int, Query(alias="from", ge=1, lt=2**31)],
-) -> dict[str, Any]:
+) -> Envelope[CatalogDiffRead]:
     """Tools added, removed and changed (with the changed fields) between two versions."""
     diff = await service.diff_catalogs(session, access, handle, _version(version), from_)
-    return {"data": diff.model_dump(by_alias=True)}
+    return Envelope(data=diff)

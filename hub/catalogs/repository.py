@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.pagination import PageParams, paginate
+from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import Catalog
 
@@ -44,7 +43,6 @@ async def get_by_id(
 
 async def list_catalogs(
     session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID, params: PageParams
-) -> Sequence[Catalog]:
+) -> Page[Catalog]:
     query = scoped(Catalog, tenant_id).where(Catalog.server_id == server_id)
-    query = paginate(query, params, Catalog.discovered_at, Catalog.id)
-    return (await session.execute(query)).scalars().all()
+    return await fetch_page(session, query, params, order=(Catalog.discovered_at, Catalog.id))

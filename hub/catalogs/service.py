@@ -21,11 +21,12 @@ from hub.catalogs.schemas import CatalogDiffRead, ChangedTool
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.errors import NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
-from hub.discovery.service import DiscoveryContext, resolve_target, run_discovery
+from hub.discovery.service import run_discovery
 from hub.models import Catalog, Server
 from hub.servers import service as servers_service
+from hub.upstream import UpstreamContext, resolve_target
 
 __all__ = [
     "diff_catalogs",
@@ -39,7 +40,7 @@ __all__ = [
 async def snapshot(
     db: Database,
     session: AsyncSession,
-    ctx: DiscoveryContext,
+    ctx: UpstreamContext,
     access: TenantAccess,
     handle: str,
 ) -> tuple[Catalog, bool]:
@@ -99,8 +100,7 @@ async def list_catalogs(
     session: AsyncSession, access: TenantAccess, handle: str, params: PageParams
 ) -> Page[Catalog]:
     server = await _server(session, access.tenant_id, handle)
-    rows = await repository.list_catalogs(session, access.tenant_id, server.id, params)
-    return page_of(rows, params, lambda c: (c.discovered_at, c.id))
+    return await repository.list_catalogs(session, access.tenant_id, server.id, params)
 
 
 async def get_catalog(

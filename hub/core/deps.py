@@ -13,17 +13,24 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.settings import Settings
 
-__all__ = ["DatabaseDep", "SessionDep", "SettingsDep", "get_database", "get_session"]
+__all__ = [
+    "DatabaseDep",
+    "SessionDep",
+    "SettingsDep",
+    "get_database",
+    "get_session",
+    "get_settings_dep",
+]
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def get_settings_dep(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
+    return components_of(request.app).get(Settings)
 
 
 def get_database(request: Request) -> Database:

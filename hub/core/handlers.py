@@ -8,6 +8,8 @@ HTTP errors (unknown route 404, wrong method 405) get the same shape.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 from fastapi import FastAPI, Request
@@ -16,9 +18,20 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: TID251
 
+from hub.core.components import components_of
 from hub.core.errors import BadRequest, Conflict, HubError, ServiceUnavailable, error_body
 
-__all__ = ["install_exception_handlers", "request_id_of"]
+__all__ = ["FailureHook", "FailureHooks", "install_exception_handlers", "request_id_of"]
+
+FailureHook = Callable[[Request, Exception], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class FailureHooks:
+    """What runs when a request ends in an error (the audit of denied and failed attempts)."""
+
+    hooks: tuple[FailureHook, ...] = ()
+
 
 log = logging.getLogger("hub.errors")
 
@@ -36,8 +49,10 @@ _STARLETTE_CODES = {
 
 async def _run_failure_hooks(request: Request, exc: Exception) -> None:
     """Let the app's failure hooks (audit of denied/failed attempts) see the error."""
-    for hook in getattr(request.app.state, "failure_hooks", ()):
-        await hook(request, exc)
+    parts = components_of(request.app)
+    if FailureHooks in parts:
+        for hook in parts.get(FailureHooks).hooks:
+            await hook(request, exc)
 
 
 def request_id_of(request: Request) -> str:

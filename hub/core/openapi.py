@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-__all__ = ["install_openapi"]
+__all__ = ["DISCOVERY_FAILED", "install_openapi"]
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -37,6 +37,12 @@ _ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorResponse"}
+
+#: The 422 of routes that discover an upstream server (a ``reason`` code, the hub's own message).
+DISCOVERY_FAILED: dict[str, Any] = {
+    "description": "Discovery failed (reason code, the hub's own message)",
+    "content": {"application/json": {"schema": _ERROR_REF}},
+}
 _SECURITY_SCHEMES: dict[str, Any] = {
     "bearer": {"type": "http", "scheme": "bearer", "description": "A hub API key (hub_…)"},
     "apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},

@@ -2,6 +2,10 @@
 
 The cursor is opaque to clients: URL-safe base64 of the last row's ``created_at`` and ``id``. A
 cursor that does not decode is a 400. ``limit`` defaults to 50 and is at most 200.
+
+:func:`fetch_page` names the order once — ``order=(Model.created_at, Model.id)`` — and uses the
+same two columns for the cursor filter, the ``ORDER BY`` and the next cursor, so they cannot
+disagree.
 """
 
 from __future__ import annotations
@@ -17,11 +21,20 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Depends, Query
 from sqlalchemy import Select, and_, or_
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from hub.core.errors import BadRequest
 
-__all__ = ["Page", "PageParams", "PageParamsDep", "decode_cursor", "encode_cursor", "paginate"]
+__all__ = [
+    "Order",
+    "Page",
+    "PageParams",
+    "PageParamsDep",
+    "decode_cursor",
+    "encode_cursor",
+    "fetch_page",
+]
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -68,23 +81,29 @@ def page_params(
 PageParamsDep = Annotated[PageParams, Depends(page_params)]
 
 
-def paginate(
-    query: Select[T],
-    params: PageParams,
-    created_at: InstrumentedAttribute[datetime],
-    row_id: InstrumentedAttribute[uuid.UUID],
-) -> Select[T]:
+Order = tuple[InstrumentedAttribute[datetime], InstrumentedAttribute[uuid.UUID]]
+
+
+def _paginate(query: Select[T], params: PageParams, order: Order) -> Select[T]:
     """Apply the cursor, the order and ``limit + 1`` (the extra row says whether a page follows)."""
+    created_at, row_id = order
     if params.cursor is not None:
         at, last_id = params.cursor
         query = query.where(or_(created_at > at, and_(created_at == at, row_id > last_id)))
     return query.order_by(created_at, row_id).limit(params.limit + 1)
 
 
-def page_of(rows: Sequence[T], params: PageParams, key: Any) -> Page[T]:
-    """Cut the extra row off and build the next cursor from the last row kept."""
+async def fetch_page(
+    session: AsyncSession, query: Select[T], params: PageParams, *, order: Order
+) -> Page[T]:
+    """One page of ``query`` ordered by ``order`` (a time column, then the id), with its cursor."""
+    rows = (await session.execute(_paginate(query, params, order))).scalars().all()
     if len(rows) <= params.limit:
         return Page(items=rows, next_cursor=None)
     kept = rows[: params.limit]
-    created, row_id = key(kept[-1])
-    return Page(items=kept, next_cursor=encode_cursor(created, row_id))
+    created_at, row_id = order
+    last: Any = kept[-1]
+    return Page(
+        items=kept,
+        next_cursor=encode_cursor(getattr(last, created_at.key), getattr(last, row_id.key)),
+    )

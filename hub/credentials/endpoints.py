@@ -2,38 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import authorize, parse_id
+from hub.authz.deps import authorize
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
+from hub.core.paths import parse_id
+from hub.core.schemas import Envelope, ListEnvelope
 from hub.credentials import service
+from hub.credentials.deps import CredentialContextDep
 from hub.credentials.schemas import CredentialCreate, CredentialRead, CredentialUpdate
 
 router = APIRouter(prefix="/tenants/{t}/credentials", tags=["credentials"])
-
-
-def credential_context(request: Request) -> service.CredentialContext:
-    ctx: service.CredentialContext = request.app.state.credential_context
-    return ctx
-
-
-ContextDep = Annotated[service.CredentialContext, Depends(credential_context)]
 
 
 @router.post("", status_code=201, name="credential.create")
 async def create_credential(
     body: CredentialCreate,
     session: SessionDep,
-    ctx: ContextDep,
+    ctx: CredentialContextDep,
     access: Annotated[TenantAccess, authorize("credential", "write")],
-) -> dict[str, Any]:
+) -> Envelope[CredentialRead]:
     """Store a credential; its secret is encrypted and never shown again."""
     credential = await service.create_credential(session, ctx, access, body)
-    return {"data": CredentialRead.model_validate(credential)}
+    return Envelope(data=CredentialRead.model_validate(credential))
 
 
 @router.get("", name="credential.list")
@@ -41,13 +36,9 @@ async def list_credentials(
     session: SessionDep,
     page: PageParamsDep,
     access: Annotated[TenantAccess, authorize("credential", "read")],
-) -> dict[str, Any]:
+) -> ListEnvelope[CredentialRead]:
     """List credentials (never their secrets)."""
-    result = await service.list_credentials(session, access, page)
-    return {
-        "data": [CredentialRead.model_validate(c) for c in result.items],
-        "next_cursor": result.next_cursor,
-    }
+    return ListEnvelope.of(await service.list_credentials(session, access, page), CredentialRead)
 
 
 @router.get("/{c}", name="credential.get")
@@ -55,10 +46,10 @@ async def get_credential(
     c: str,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("credential", "read", item="c")],
-) -> dict[str, Any]:
+) -> Envelope[CredentialRead]:
     """Get a credential (revoked ones stay readable)."""
     credential = await service.get_credential(session, access.tenant_id, parse_id(c))
-    return {"data": CredentialRead.model_validate(credential)}
+    return Envelope(data=CredentialRead.model_validate(credential))
 
 
 @router.patch("/{c}", name="credential.update")
@@ -66,12 +57,12 @@ async def update_credential(
     c: str,
     body: CredentialUpdate,
     session: SessionDep,
-    ctx: ContextDep,
+    ctx: CredentialContextDep,
     access: Annotated[TenantAccess, authorize("credential", "write", item="c")],
-) -> dict[str, Any]:
+) -> Envelope[CredentialRead]:
     """Change a credential; a ``version`` that no longer matches is a 409."""
     credential = await service.update_credential(session, ctx, access, parse_id(c), body)
-    return {"data": CredentialRead.model_validate(credential)}
+    return Envelope(data=CredentialRead.model_validate(credential))
 
 
 @router.delete("/{c}", status_code=204, name="credential.delete")

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.pagination import PageParams, paginate
+from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import Credential
 from hub.models.credential import ENCRYPTED_FIELDS
@@ -35,9 +35,10 @@ async def get_credential(
 
 async def list_credentials(
     session: AsyncSession, tenant_id: TenantId, params: PageParams
-) -> Sequence[Credential]:
-    query = paginate(scoped(Credential, tenant_id), params, Credential.created_at, Credential.id)
-    return (await session.execute(query)).scalars().all()
+) -> Page[Credential]:
+    return await fetch_page(
+        session, scoped(Credential, tenant_id), params, order=(Credential.created_at, Credential.id)
+    )
 
 
 async def compare_and_swap(

@@ -19,7 +19,7 @@ from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.crypto import Keyring, credential_aad
 from hub.core.errors import BadRequest, Conflict, NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.credentials import repository
 from hub.credentials.constants import CREDENTIAL_TYPES_FOR_MCP, NO_TOKEN
@@ -140,8 +140,7 @@ async def get_credential(
 async def list_credentials(
     session: AsyncSession, access: TenantAccess, params: PageParams
 ) -> Page[Credential]:
-    rows = await repository.list_credentials(session, access.tenant_id, params)
-    return page_of(rows, params, lambda c: (c.created_at, c.id))
+    return await repository.list_credentials(session, access.tenant_id, params)
 
 
 def _update_values(

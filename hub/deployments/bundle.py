@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from hub.catalogs.canonical import canonical_json
+from hub.core.canonical import canonical_json
 from hub.deployments.schemas import BundleRead, BundleServer, BundleTool
 from hub.deployments.service import ResolvedEntry
 from hub.deployments.wirenames import assign_wire_names, grant_key

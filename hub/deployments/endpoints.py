@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import TenantAccessDep, authorize, decide_for_route, parse_id
+from hub.authz.deps import TenantAccessDep, authorize, decide_for_route
 from hub.core.deps import SessionDep, get_database
 from hub.core.errors import Forbidden
 from hub.core.pagination import PageParamsDep
+from hub.core.paths import parse_id
+from hub.core.schemas import Envelope, ListEnvelope
 from hub.deployments import service
 from hub.deployments.bundle import build_bundle, etag_matches, render
 from hub.deployments.schemas import (
+    BundleRead,
     DeploymentCreate,
     DeploymentRead,
     DeploymentUpdate,
@@ -43,9 +47,11 @@ def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> Deplo
     )
 
 
-async def _one(session: Any, access: TenantAccess, deployment: Deployment) -> dict[str, Any]:
+async def _one(
+    session: AsyncSession, access: TenantAccess, deployment: Deployment
+) -> Envelope[DeploymentRead]:
     entries = await service.resolved_entries(session, access.tenant_id, [deployment])
-    return {"data": _read(deployment, entries[deployment.id])}
+    return Envelope(data=_read(deployment, entries[deployment.id]))
 
 
 async def bundle_access(request: Request, access: TenantAccessDep, d: str) -> TenantAccess:
@@ -63,8 +69,7 @@ async def bundle_access(request: Request, access: TenantAccessDep, d: str) -> Te
             )
         if deployment is not None and deployment.agent_id == access.caller.principal_id:
             return access
-    decision = await decide_for_route(request, access, f"deployment:{d}", "read")
-    if decision.effect != "allow":
+    if await decide_for_route(request, access, f"deployment:{d}", "read") != "allow":
         raise Forbidden()
     return access
 
@@ -74,7 +79,7 @@ async def create_deployment(
     body: DeploymentCreate,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("deployment", "write")],
-) -> dict[str, Any]:
+) -> Envelope[DeploymentRead]:
     """Deploy pinned catalog versions of servers to an agent."""
     deployment = await service.create_deployment(session, access, body)
     return await _one(session, access, deployment)
@@ -85,14 +90,11 @@ async def list_deployments(
     session: SessionDep,
     page: PageParamsDep,
     access: Annotated[TenantAccess, authorize("deployment", "read")],
-) -> dict[str, Any]:
+) -> ListEnvelope[DeploymentRead]:
     """List deployments."""
     result = await service.list_deployments(session, access, page)
     entries = await service.resolved_entries(session, access.tenant_id, list(result.items))
-    return {
-        "data": [_read(d, entries[d.id]) for d in result.items],
-        "next_cursor": result.next_cursor,
-    }
+    return ListEnvelope.of(result, DeploymentRead, lambda d: _read(d, entries[d.id]))
 
 
 @router.get("/{d}", name="deployment.get")
@@ -100,7 +102,7 @@ async def get_deployment(
     d: str,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("deployment", "read", item="d")],
-) -> dict[str, Any]:
+) -> Envelope[DeploymentRead]:
     """Get a deployment."""
     deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
     return await _one(session, access, deployment)
@@ -112,7 +114,7 @@ async def update_deployment(
     body: DeploymentUpdate,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("deployment", "write", item="d")],
-) -> dict[str, Any]:
+) -> Envelope[DeploymentRead]:
     """Rename a deployment or replace its entries."""
     deployment = await service.update_deployment(session, access, parse_id(d), body)
     return await _one(session, access, deployment)
@@ -129,7 +131,15 @@ async def delete_deployment(
     return Response(status_code=204)
 
 
-@router.get("/{d}/bundle", name="deployment.bundle", responses={304: {"description": "Unchanged"}})
+@router.get(
+    "/{d}/bundle",
+    name="deployment.bundle",
+    response_class=Response,
+    responses={
+        200: {"description": "The bundle", "model": Envelope[BundleRead]},
+        304: {"description": "Unchanged"},
+    },
+)
 async def get_bundle(
     d: str,
     session: SessionDep,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.pagination import PageParams, paginate
+from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import Deployment, DeploymentEntry
 
@@ -24,9 +24,10 @@ async def get_deployment(
 
 async def list_deployments(
     session: AsyncSession, tenant_id: TenantId, params: PageParams
-) -> Sequence[Deployment]:
-    query = paginate(scoped(Deployment, tenant_id), params, Deployment.created_at, Deployment.id)
-    return (await session.execute(query)).scalars().all()
+) -> Page[Deployment]:
+    return await fetch_page(
+        session, scoped(Deployment, tenant_id), params, order=(Deployment.created_at, Deployment.id)
+    )
 
 
 async def entries_of(

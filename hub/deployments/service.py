@@ -18,7 +18,7 @@ from hub.auth.caller import TenantAccess
 from hub.catalogs import service as catalogs_service
 from hub.core import clock
 from hub.core.errors import BadRequest, NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.deployments import repository
 from hub.deployments.schemas import DeploymentCreate, DeploymentUpdate, EntryIn
@@ -133,8 +133,7 @@ async def get_deployment_or_none(
 async def list_deployments(
     session: AsyncSession, access: TenantAccess, params: PageParams
 ) -> Page[Deployment]:
-    rows = await repository.list_deployments(session, access.tenant_id, params)
-    return page_of(rows, params, lambda d: (d.created_at, d.id))
+    return await repository.list_deployments(session, access.tenant_id, params)
 
 
 async def update_deployment(

@@ -2,34 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import authorize
+from hub.authz.deps import authorize
 from hub.core.deps import DatabaseDep, SessionDep
+from hub.core.openapi import DISCOVERY_FAILED
+from hub.core.schemas import Envelope
 from hub.discovery import service
-from hub.discovery.deps import DiscoveryContextDep
-from hub.discovery.schemas import DiscoverRequest
+from hub.discovery.schemas import DiscoverRequest, DiscoverResult
+from hub.upstream.deps import UpstreamDep
 
 router = APIRouter(prefix="/tenants/{t}/mcp", tags=["discovery"])
 
 
-_FAILED = {
-    "description": "Discovery failed (reason code, the hub's own message)",
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
-}
-
-
-@router.post("/discover", name="mcp.discover", responses={422: _FAILED})
+@router.post("/discover", name="mcp.discover", responses={422: DISCOVERY_FAILED})
 async def discover(
     body: DiscoverRequest,
     db: DatabaseDep,
     session: SessionDep,
-    ctx: DiscoveryContextDep,
+    ctx: UpstreamDep,
     access: Annotated[TenantAccess, authorize("credential", "read")],
-) -> dict[str, Any]:
+) -> Envelope[DiscoverResult]:
     """Discover a remote MCP server's tools through the pinned fetcher."""
-    result = await service.discover(db, session, ctx, access, body)
-    return {"data": result}
+    return Envelope(data=await service.discover(db, session, ctx, access, body))

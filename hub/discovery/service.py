@@ -1,110 +1,44 @@
-"""Discovery rules (DESIGN §5): check the target, pin, fetch with the MCP client, remember, audit.
+"""Discovery rules (DESIGN §5): resolve the target, fetch with the MCP client, remember, audit.
 
-Order: static URL checks (400) → the credential, if any, must be usable (404, all cases alike) →
-the pin: the origin of the credential's ``api_base_url``, or the URL's own origin with no credential
-or the keyless sentinel; a URL outside it is 422 ``origin_refused`` before any I/O → the whole
-discovery under one deadline through the pinned fetcher, with no database transaction open → the era
-that worked and the audit row, written afterwards in the request's short transaction. Failures are
-422 with a reason and the hub's own message. Server registration and catalog snapshots reuse
-:func:`resolve_target` and :func:`run_discovery`, so they validate and fetch exactly the same way.
+The target is resolved by :func:`hub.upstream.resolve_target` (400 / 404 / 422 before any I/O); the
+whole discovery runs under one deadline through the pinned fetcher, with no database transaction
+open; the era that worked and the audit row are written afterwards in the request's short
+transaction. Failures are 422 with a reason and the hub's own message
+(:mod:`hub.discovery.reasons`).
+Catalog snapshots reuse :func:`run_discovery`, so they fail exactly the same way.
 """
 
 from __future__ import annotations
 
-import time
-import uuid
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
-from hub.core.crypto import Keyring
 from hub.core.db import Database
-from hub.core.errors import BadRequest
-from hub.core.metrics import Metrics
 from hub.core.tenancy import TenantId
-from hub.credentials.pinning import ensure_within_pin, pin_origin
-from hub.credentials.vault import decrypt_for_use, load_usable_credential
 from hub.discovery import repository
-from hub.discovery.failures import as_discovery_failure
+from hub.discovery.reasons import as_discovery_failure
 from hub.discovery.schemas import DiscoverRequest, DiscoverResult, DroppedTool
-from hub.egress import EgressConfig, EgressError, UrlRejected, origin_of, validate_url
-from hub.mcp import DiscoveryResult, Era, McpClient, McpError
-from hub.models import Credential
+from hub.egress import EgressError, origin_of
+from hub.mcp import DiscoveryResult, McpError
+from hub.upstream import Target, UpstreamContext, resolve_target
+from hub.upstream import discover as discover_upstream
 
-__all__ = ["DiscoveryContext", "Target", "discover", "resolve_target", "run_discovery"]
-
-
-@dataclass(frozen=True)
-class DiscoveryContext:
-    client: McpClient
-    keyring: Keyring
-    egress: EgressConfig
-    deadline_s: float
-    metrics: Metrics
-
-
-@dataclass(frozen=True)
-class Target:
-    """A checked upstream: normalised URL, the origin requests are pinned to, the credential."""
-
-    url: str
-    pin: str
-    credential: Credential | None
-
-
-async def resolve_target(
-    session: AsyncSession,
-    ctx: DiscoveryContext,
-    tenant_id: TenantId,
-    url: str,
-    credential_id: uuid.UUID | None,
-) -> Target:
-    """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin."""
-    try:
-        checked = validate_url(url, ctx.egress)
-    except UrlRejected:
-        raise BadRequest(
-            "url must be absolute https (http only to loopback when allowed)"
-        ) from None
-    credential = None
-    if credential_id is not None:
-        credential = await load_usable_credential(session, tenant_id, credential_id)
-    pin = pin_origin(ctx.keyring, credential, checked)
-    ensure_within_pin(ctx.egress, pin, checked)
-    return Target(url=checked, pin=pin, credential=credential)
+__all__ = ["discover", "run_discovery"]
 
 
 async def run_discovery(
-    ctx: DiscoveryContext, tenant_id: TenantId, target: Target, era_hint: str | None
+    ctx: UpstreamContext, tenant_id: TenantId, target: Target, era_hint: str | None
 ) -> DiscoveryResult:
     """Discover ``target`` (no transaction may be open); failures become the 422 of DESIGN §5."""
-    hint: Era | None = "modern" if era_hint == "modern" else "legacy" if era_hint else None
-
-    async def run(bearer: str | None) -> DiscoveryResult:
-        return await ctx.client.discover(
-            target.url,
-            pin=target.pin,
-            bearer=bearer,
-            deadline_s=ctx.deadline_s,
-            era_hint=hint,
-            scope=str(tenant_id),  # one tenant cannot hold every slot of a shared origin
-        )
-
-    started = time.perf_counter()
     try:
-        if target.credential is None:
-            result = await run(None)
-        else:
-            result = await decrypt_for_use(ctx.keyring, target.credential, run)
+        result = await discover_upstream(ctx, tenant_id, target, era_hint)
     except (EgressError, McpError) as exc:
         failure = as_discovery_failure(exc)
         ctx.metrics.discoveries.labels(outcome=str(failure.extra.get("reason", "invalid"))).inc()
         raise failure from None
-    finally:
-        ctx.metrics.upstream.labels(operation="discovery").observe(time.perf_counter() - started)
     ctx.metrics.discoveries.labels(outcome="ok").inc()
     return result
 
@@ -112,7 +46,7 @@ async def run_discovery(
 async def discover(
     db: Database,
     session: AsyncSession,
-    ctx: DiscoveryContext,
+    ctx: UpstreamContext,
     access: TenantAccess,
     data: DiscoverRequest,
 ) -> DiscoverResult:

@@ -18,16 +18,13 @@ pin an operation to an origin and compare request URLs against it.
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import httpx2
 
 from hub.egress.errors import UrlRejected
 
-if TYPE_CHECKING:
-    from hub.egress.config import EgressConfig
-
-__all__ = ["is_header_safe_secret", "origin_of", "validate_url"]
+__all__ = ["LoopbackRule", "is_header_safe_secret", "origin_of", "validate_url"]
 
 MAX_SECRET_LENGTH = 8192
 _MAX_URL_LENGTH = 8192
@@ -54,7 +51,14 @@ def _is_loopback_host(host: str) -> bool:
         return False
 
 
-def validate_url(url: str, config: EgressConfig) -> str:
+class LoopbackRule(Protocol):
+    """What :func:`validate_url` needs of the egress configuration (``EgressConfig`` has it)."""
+
+    @property
+    def allow_loopback(self) -> bool: ...
+
+
+def validate_url(url: str, config: LoopbackRule) -> str:
     """Apply the static rules to ``url``; return it normalised, or raise :class:`UrlRejected`."""
     parsed = _parse(url)
     scheme = parsed.scheme.lower()

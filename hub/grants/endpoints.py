@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import PolicyCacheDep, authorize, parse_id
+from hub.authz.deps import authorize
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
+from hub.core.paths import parse_id
+from hub.core.schemas import Envelope, ListEnvelope
 from hub.grants import service
+from hub.grants.deps import PolicyCacheDep
 from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision, GrantRead
 
 router = APIRouter(prefix="/tenants/{t}/grants", tags=["grants"])
@@ -23,10 +26,10 @@ async def create_grant(
     session: SessionDep,
     cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("grant", "write")],
-) -> dict[str, Any]:
+) -> Envelope[GrantRead]:
     """Grant a principal allow, ask or deny for an action on a resource pattern."""
     grant = await service.create_grant(session, cache, access, body)
-    return {"data": GrantRead.model_validate(grant)}
+    return Envelope(data=GrantRead.model_validate(grant))
 
 
 @router.get("", name="grant.list")
@@ -35,13 +38,11 @@ async def list_grants(
     page: PageParamsDep,
     access: Annotated[TenantAccess, authorize("grant", "read")],
     principal_id: Annotated[uuid.UUID | None, Query()] = None,
-) -> dict[str, Any]:
+) -> ListEnvelope[GrantRead]:
     """List grants, optionally of one principal."""
-    result = await service.list_grants(session, access, page, principal_id)
-    return {
-        "data": [GrantRead.model_validate(g) for g in result.items],
-        "next_cursor": result.next_cursor,
-    }
+    return ListEnvelope.of(
+        await service.list_grants(session, access, page, principal_id), GrantRead
+    )
 
 
 @router.delete("/{g}", status_code=204, name="grant.delete")
@@ -62,7 +63,7 @@ async def check_grant(
     session: SessionDep,
     cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("grant", "read")],
-) -> dict[str, Any]:
+) -> Envelope[GrantDecision]:
     """The decision a principal would get, and the grant that decides it."""
     decision = await service.check_grant(session, cache, access, body)
-    return {"data": GrantDecision(effect=decision.effect, grant_id=decision.grant_id)}
+    return Envelope(data=GrantDecision(effect=decision.effect, grant_id=decision.grant_id))

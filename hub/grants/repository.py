@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.pagination import PageParams, paginate
+from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import Grant, Principal
 
@@ -62,12 +62,11 @@ async def list_grants(
     tenant_id: TenantId,
     params: PageParams,
     principal_id: uuid.UUID | None = None,
-) -> Sequence[Grant]:
+) -> Page[Grant]:
     query = scoped(Grant, tenant_id)
     if principal_id is not None:
         query = query.where(Grant.principal_id == principal_id)
-    query = paginate(query, params, Grant.created_at, Grant.id)
-    return (await session.execute(query)).scalars().all()
+    return await fetch_page(session, query, params, order=(Grant.created_at, Grant.id))
 
 
 async def bump_grants_version(

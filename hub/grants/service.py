@@ -13,7 +13,7 @@ from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.grants import repository
 from hub.grants.cache import PolicyCache
@@ -254,8 +254,7 @@ async def list_grants(
     params: PageParams,
     principal_id: uuid.UUID | None,
 ) -> Page[Grant]:
-    rows = await repository.list_grants(session, access.tenant_id, params, principal_id)
-    return page_of(rows, params, lambda g: (g.created_at, g.id))
+    return await repository.list_grants(session, access.tenant_id, params, principal_id)
 
 
 async def check_grant(

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from hub.core.db import Database
 
-__all__ = ["ReadinessCheck", "check_readiness"]
+__all__ = ["Readiness", "ReadinessCheck", "check_readiness"]
 
 log = logging.getLogger("hub.health")
 
@@ -16,6 +17,13 @@ log = logging.getLogger("hub.health")
 ReadinessCheck = Callable[[Database], Awaitable[str | None]]
 
 PING_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """The checks ``/readyz`` runs after the database ping (each capability registers its own)."""
+
+    checks: tuple[ReadinessCheck, ...] = ()
 
 
 async def check_readiness(db: Database, checks: Sequence[ReadinessCheck]) -> str | None:

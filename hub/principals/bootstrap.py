@@ -9,7 +9,7 @@ from hub.core import clock
 from hub.core.db import Database
 from hub.models import Principal
 from hub.principals import repository
-from hub.principals.keys import issue_key
+from hub.principals.api_keys import issue_key
 
 __all__ = ["PlatformAdminExists", "bootstrap_platform_admin"]
 

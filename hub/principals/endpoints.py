@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import CallerDep, PlatformAdminDep, PolicyCacheDep, authorize, parse_id
+from hub.auth.deps import CallerDep
+from hub.authz.deps import PlatformAdminDep, authorize
 from hub.core.deps import SessionDep, SettingsDep
-from hub.core.errors import Unauthorized
-from hub.core.pagination import Page, PageParamsDep
-from hub.grants.schemas import GrantRead
-from hub.models import ApiKey
-from hub.principals import keys, repository, service
+from hub.core.pagination import PageParamsDep
+from hub.core.paths import parse_id
+from hub.core.schemas import Envelope, ListEnvelope
+from hub.core.settings import Settings
+from hub.grants.deps import PolicyCacheDep
+from hub.principals import api_keys, service
 from hub.principals.schemas import (
     KeyCreate,
     KeyCreated,
@@ -30,14 +32,14 @@ platform_router = APIRouter(prefix="/platform/keys", tags=["platform"])
 whoami_router = APIRouter(tags=["principals"])
 
 
-def _pepper(settings: Any) -> bytes:
-    return bytes(settings.api_key_pepper.get_secret_value().encode())
+def _pepper(settings: Settings) -> bytes:
+    return settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
 
 
-def _created(issued: keys.IssuedKey) -> dict[str, Any]:
+def _created(issued: api_keys.IssuedKey) -> Envelope[KeyCreated]:
     row, plaintext = issued
-    return {
-        "data": KeyCreated(
+    return Envelope(
+        data=KeyCreated(
             id=row.id,
             key=plaintext,
             prefix=row.prefix,
@@ -45,14 +47,7 @@ def _created(issued: keys.IssuedKey) -> dict[str, Any]:
             expires_at=row.expires_at,
             created_at=row.created_at,
         )
-    }
-
-
-def _key_page(page: Page[ApiKey]) -> dict[str, Any]:
-    return {
-        "data": [KeyRead.model_validate(k) for k in page.items],
-        "next_cursor": page.next_cursor,
-    }
+    )
 
 
 @router.post("", status_code=201, name="principal.create")
@@ -61,10 +56,10 @@ async def create_principal(
     session: SessionDep,
     cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("principal", "write")],
-) -> dict[str, Any]:
+) -> Envelope[PrincipalRead]:
     """Create a principal; ``role`` applies that role template as grants."""
     principal = await service.create_principal(session, cache, access, body)
-    return {"data": PrincipalRead.model_validate(principal)}
+    return Envelope(data=PrincipalRead.model_validate(principal))
 
 
 @router.get("", name="principal.list")
@@ -72,13 +67,9 @@ async def list_principals(
     session: SessionDep,
     page: PageParamsDep,
     access: Annotated[TenantAccess, authorize("principal", "read")],
-) -> dict[str, Any]:
+) -> ListEnvelope[PrincipalRead]:
     """List the tenant's principals."""
-    result = await service.list_principals(session, access, page)
-    return {
-        "data": [PrincipalRead.model_validate(p) for p in result.items],
-        "next_cursor": result.next_cursor,
-    }
+    return ListEnvelope.of(await service.list_principals(session, access, page), PrincipalRead)
 
 
 @router.get("/{p}", name="principal.get")
@@ -86,10 +77,10 @@ async def get_principal(
     p: str,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("principal", "read", item="p")],
-) -> dict[str, Any]:
+) -> Envelope[PrincipalRead]:
     """Get a principal (deleted principals stay readable, with status ``disabled``)."""
     principal = await service.get_principal(session, access, parse_id(p))
-    return {"data": PrincipalRead.model_validate(principal)}
+    return Envelope(data=PrincipalRead.model_validate(principal))
 
 
 @router.patch("/{p}", name="principal.update")
@@ -98,10 +89,10 @@ async def update_principal(
     body: PrincipalUpdate,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("principal", "write", item="p")],
-) -> dict[str, Any]:
+) -> Envelope[PrincipalRead]:
     """Rename a principal."""
     principal = await service.update_principal(session, access, parse_id(p), body)
-    return {"data": PrincipalRead.model_validate(principal)}
+    return Envelope(data=PrincipalRead.model_validate(principal))
 
 
 @router.delete("/{p}", status_code=204, name="principal.delete")
@@ -123,10 +114,10 @@ async def create_key(
     settings: SettingsDep,
     cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("principal", "write", item="p")],
-) -> dict[str, Any]:
+) -> Envelope[KeyCreated]:
     """Issue an API key for a principal; the key appears in this response only."""
-    issued = await keys.create_key(session, cache, access, _pepper(settings), parse_id(p), body)
-    return _created(issued)
+    pepper = _pepper(settings)
+    return _created(await api_keys.create_key(session, cache, access, pepper, parse_id(p), body))
 
 
 @router.get("/{p}/keys", name="api_key.list")
@@ -135,9 +126,9 @@ async def list_keys(
     session: SessionDep,
     page: PageParamsDep,
     access: Annotated[TenantAccess, authorize("principal", "write", item="p")],
-) -> dict[str, Any]:
+) -> ListEnvelope[KeyRead]:
     """List a principal's keys: prefix, last four characters, dates; never the key."""
-    return _key_page(await keys.list_keys(session, access, parse_id(p), page))
+    return ListEnvelope.of(await api_keys.list_keys(session, access, parse_id(p), page), KeyRead)
 
 
 @router.delete("/{p}/keys/{k}", status_code=204, name="api_key.revoke")
@@ -148,7 +139,7 @@ async def revoke_key(
     access: Annotated[TenantAccess, authorize("principal", "write", item="p")],
 ) -> Response:
     """Revoke a key; the very next request with it is refused."""
-    await keys.revoke_key(session, access, parse_id(p), parse_id(k))
+    await api_keys.revoke_key(session, access, parse_id(p), parse_id(k))
     return Response(status_code=204)
 
 
@@ -161,9 +152,9 @@ async def roll_key(
     settings: SettingsDep,
     cache: PolicyCacheDep,
     access: Annotated[TenantAccess, authorize("principal", "write", item="p")],
-) -> dict[str, Any]:
+) -> Envelope[KeyCreated]:
     """Issue a replacement key; the old one keeps working until ``old_key_expires_at``."""
-    issued = await keys.roll_key(
+    issued = await api_keys.roll_key(
         session, cache, access, _pepper(settings), parse_id(p), parse_id(k), body
     )
     return _created(issued)
@@ -172,50 +163,36 @@ async def roll_key(
 @platform_router.post("", status_code=201, name="platform_key.create")
 async def create_platform_key(
     body: KeyCreate, caller: PlatformAdminDep, session: SessionDep, settings: SettingsDep
-) -> dict[str, Any]:
+) -> Envelope[KeyCreated]:
     """Issue another key for the calling platform admin."""
-    return _created(await keys.create_platform_key(session, caller, _pepper(settings), body))
+    return _created(await api_keys.create_platform_key(session, caller, _pepper(settings), body))
 
 
 @platform_router.get("", name="platform_key.list")
 async def list_platform_keys(
     caller: PlatformAdminDep, session: SessionDep, page: PageParamsDep
-) -> dict[str, Any]:
+) -> ListEnvelope[KeyRead]:
     """List the calling platform admin's keys."""
-    return _key_page(await keys.list_platform_keys(session, caller, page))
+    return ListEnvelope.of(await api_keys.list_platform_keys(session, caller, page), KeyRead)
 
 
 @platform_router.delete("/{k}", status_code=204, name="platform_key.revoke")
 async def revoke_platform_key(k: str, caller: PlatformAdminDep, session: SessionDep) -> Response:
     """Revoke one of the calling platform admin's keys."""
-    await keys.revoke_platform_key(session, caller, parse_id(k))
+    await api_keys.revoke_platform_key(session, caller, parse_id(k))
     return Response(status_code=204)
 
 
 @platform_router.post("/{k}/roll", status_code=201, name="platform_key.roll")
 async def roll_platform_key(
     k: str, body: KeyRoll, caller: PlatformAdminDep, session: SessionDep, settings: SettingsDep
-) -> dict[str, Any]:
+) -> Envelope[KeyCreated]:
     """Replace one of the calling platform admin's keys."""
-    issued = await keys.roll_platform_key(session, caller, _pepper(settings), parse_id(k), body)
+    issued = await api_keys.roll_platform_key(session, caller, _pepper(settings), parse_id(k), body)
     return _created(issued)
 
 
 @whoami_router.get("/whoami", name="whoami")
-async def whoami(request: Request, caller: CallerDep, session: SessionDep) -> dict[str, Any]:
+async def whoami(caller: CallerDep, session: SessionDep) -> Envelope[WhoAmI]:
     """The calling principal, its tenant and its grants."""
-    if caller.tenant_id is None:
-        principal = await repository.get_platform_principal(session, caller.principal_id)
-        grants: list[Any] = []
-    else:
-        principal = await repository.get_principal(session, caller.tenant_id, caller.principal_id)
-        grants = list(await repository.grants_of(session, caller.tenant_id, caller.principal_id))
-    if principal is None:  # deleted between authentication and now
-        raise Unauthorized()
-    body = WhoAmI(
-        principal=PrincipalRead.model_validate(principal),
-        tenant_id=caller.tenant_id.value if caller.tenant_id else None,
-        is_platform_admin=caller.is_platform_admin,
-        grants=[GrantRead.model_validate(g) for g in grants],
-    )
-    return {"data": body}
+    return Envelope(data=await service.whoami(session, caller))

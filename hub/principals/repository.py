@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.pagination import PageParams, paginate
+from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import ApiKey, Grant, Principal
 
@@ -32,9 +32,10 @@ async def get_principal(
 
 async def list_principals(
     session: AsyncSession, tenant_id: TenantId, params: PageParams
-) -> Sequence[Principal]:
-    query = paginate(scoped(Principal, tenant_id), params, Principal.created_at, Principal.id)
-    return (await session.execute(query)).scalars().all()
+) -> Page[Principal]:
+    return await fetch_page(
+        session, scoped(Principal, tenant_id), params, order=(Principal.created_at, Principal.id)
+    )
 
 
 async def get_key(
@@ -48,10 +49,9 @@ async def get_key(
 
 async def list_keys(
     session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID, params: PageParams
-) -> Sequence[ApiKey]:
+) -> Page[ApiKey]:
     query = scoped(ApiKey, tenant_id).where(ApiKey.principal_id == principal_id)
-    query = paginate(query, params, ApiKey.created_at, ApiKey.id)
-    return (await session.execute(query)).scalars().all()
+    return await fetch_page(session, query, params, order=(ApiKey.created_at, ApiKey.id))
 
 
 async def grants_of(
@@ -91,7 +91,6 @@ async def get_platform_admin_key(
 
 async def list_platform_admin_keys(
     session: AsyncSession, principal_id: uuid.UUID, params: PageParams
-) -> Sequence[ApiKey]:
+) -> Page[ApiKey]:
     query = select(ApiKey).where(ApiKey.principal_id == principal_id, ApiKey.tenant_id.is_(None))
-    query = paginate(query, params, ApiKey.created_at, ApiKey.id)
-    return (await session.execute(query)).scalars().all()
+    return await fetch_page(session, query, params, order=(ApiKey.created_at, ApiKey.id))

@@ -7,15 +7,16 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit.service import record_for
-from hub.auth.caller import TenantAccess
+from hub.auth.caller import Caller, TenantAccess
 from hub.core import clock
-from hub.core.errors import NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.errors import NotFound, Unauthorized
+from hub.core.pagination import Page, PageParams
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
+from hub.grants.schemas import GrantRead
 from hub.models import Grant, Principal
 from hub.principals import repository
-from hub.principals.schemas import PrincipalCreate, PrincipalUpdate
+from hub.principals.schemas import PrincipalCreate, PrincipalRead, PrincipalUpdate, WhoAmI
 
 __all__ = [
     "create_principal",
@@ -24,6 +25,7 @@ __all__ = [
     "list_principals",
     "principal_grants",
     "update_principal",
+    "whoami",
 ]
 
 
@@ -69,8 +71,7 @@ async def get_principal(
 async def list_principals(
     session: AsyncSession, access: TenantAccess, params: PageParams
 ) -> Page[Principal]:
-    rows = await repository.list_principals(session, access.tenant_id, params)
-    return page_of(rows, params, lambda p: (p.created_at, p.id))
+    return await repository.list_principals(session, access.tenant_id, params)
 
 
 async def update_principal(
@@ -111,3 +112,21 @@ async def principal_grants(
     session: AsyncSession, access: TenantAccess, principal_id: uuid.UUID
 ) -> list[Grant]:
     return list(await repository.grants_of(session, access.tenant_id, principal_id))
+
+
+async def whoami(session: AsyncSession, caller: Caller) -> WhoAmI:
+    """The calling principal, its tenant and its grants (none for the platform admin)."""
+    if caller.tenant_id is None:
+        principal = await repository.get_platform_principal(session, caller.principal_id)
+        grants: list[Grant] = []
+    else:
+        principal = await repository.get_principal(session, caller.tenant_id, caller.principal_id)
+        grants = list(await repository.grants_of(session, caller.tenant_id, caller.principal_id))
+    if principal is None:  # deleted between authentication and now
+        raise Unauthorized()
+    return WhoAmI(
+        principal=PrincipalRead.model_validate(principal),
+        tenant_id=caller.tenant_id.value if caller.tenant_id else None,
+        is_platform_admin=caller.is_platform_admin,
+        grants=[GrantRead.model_validate(g) for g in grants],
+    )

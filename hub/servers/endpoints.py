@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Response
 
 from hub.auth.caller import TenantAccess
-from hub.auth.deps import authorize
+from hub.authz.deps import authorize
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
-from hub.discovery.deps import DiscoveryContextDep
+from hub.core.schemas import Envelope, ListEnvelope
 from hub.servers import service
 from hub.servers.schemas import ServerCreate, ServerRead, ServerUpdate
+from hub.upstream.deps import UpstreamDep
 
 router = APIRouter(prefix="/tenants/{t}/servers", tags=["servers"])
 
@@ -21,12 +22,12 @@ router = APIRouter(prefix="/tenants/{t}/servers", tags=["servers"])
 async def create_server(
     body: ServerCreate,
     session: SessionDep,
-    ctx: DiscoveryContextDep,
+    ctx: UpstreamDep,
     access: Annotated[TenantAccess, authorize("server", "write")],
-) -> dict[str, Any]:
+) -> Envelope[ServerRead]:
     """Register a remote MCP server under a handle (immutable, never reused)."""
     server = await service.create_server(session, ctx, access, body)
-    return {"data": ServerRead.model_validate(server)}
+    return Envelope(data=ServerRead.model_validate(server))
 
 
 @router.get("", name="server.list")
@@ -34,13 +35,9 @@ async def list_servers(
     session: SessionDep,
     page: PageParamsDep,
     access: Annotated[TenantAccess, authorize("server", "read")],
-) -> dict[str, Any]:
+) -> ListEnvelope[ServerRead]:
     """List registered servers."""
-    result = await service.list_servers(session, access, page)
-    return {
-        "data": [ServerRead.model_validate(s) for s in result.items],
-        "next_cursor": result.next_cursor,
-    }
+    return ListEnvelope.of(await service.list_servers(session, access, page), ServerRead)
 
 
 @router.get("/{handle}", name="server.get")
@@ -48,10 +45,10 @@ async def get_server(
     handle: str,
     session: SessionDep,
     access: Annotated[TenantAccess, authorize("server", "read", item="handle")],
-) -> dict[str, Any]:
+) -> Envelope[ServerRead]:
     """Get a server by handle, with its remembered protocol era."""
     server = await service.get_server(session, access.tenant_id, handle)
-    return {"data": ServerRead.model_validate(server)}
+    return Envelope(data=ServerRead.model_validate(server))
 
 
 @router.patch("/{handle}", name="server.update")
@@ -59,12 +56,12 @@ async def update_server(
     handle: str,
     body: ServerUpdate,
     session: SessionDep,
-    ctx: DiscoveryContextDep,
+    ctx: UpstreamDep,
     access: Annotated[TenantAccess, authorize("server", "write", item="handle")],
-) -> dict[str, Any]:
+) -> Envelope[ServerRead]:
     """Change a server's URL or credential (the handle never changes)."""
     server = await service.update_server(session, ctx, access, handle, body)
-    return {"data": ServerRead.model_validate(server)}
+    return Envelope(data=ServerRead.model_validate(server))
 
 
 @router.delete("/{handle}", status_code=204, name="server.delete")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.pagination import PageParams, paginate
+from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import DeploymentEntry, Server
 
@@ -38,10 +37,9 @@ async def handle_ever_used(session: AsyncSession, tenant_id: TenantId, handle: s
 
 async def list_servers(
     session: AsyncSession, tenant_id: TenantId, params: PageParams
-) -> Sequence[Server]:
+) -> Page[Server]:
     query = scoped(Server, tenant_id).where(Server.deleted_at.is_(None))
-    query = paginate(query, params, Server.created_at, Server.id)
-    return (await session.execute(query)).scalars().all()
+    return await fetch_page(session, query, params, order=(Server.created_at, Server.id))
 
 
 async def is_referenced(session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID) -> bool:

@@ -13,12 +13,12 @@ from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.errors import Conflict, NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
-from hub.discovery.service import DiscoveryContext, resolve_target
 from hub.models import Server
 from hub.servers import repository
 from hub.servers.schemas import HANDLE_PATTERN, ServerCreate, ServerUpdate
+from hub.upstream import UpstreamContext, resolve_target
 
 HANDLE_RE = re.compile(HANDLE_PATTERN)
 
@@ -34,7 +34,7 @@ __all__ = [
 
 
 async def create_server(
-    session: AsyncSession, ctx: DiscoveryContext, access: TenantAccess, data: ServerCreate
+    session: AsyncSession, ctx: UpstreamContext, access: TenantAccess, data: ServerCreate
 ) -> Server:
     target = await resolve_target(session, ctx, access.tenant_id, data.url, data.credential_id)
     if await repository.handle_ever_used(session, access.tenant_id, data.handle):
@@ -86,13 +86,12 @@ async def servers_by_ids(
 async def list_servers(
     session: AsyncSession, access: TenantAccess, params: PageParams
 ) -> Page[Server]:
-    rows = await repository.list_servers(session, access.tenant_id, params)
-    return page_of(rows, params, lambda s: (s.created_at, s.id))
+    return await repository.list_servers(session, access.tenant_id, params)
 
 
 async def update_server(
     session: AsyncSession,
-    ctx: DiscoveryContext,
+    ctx: UpstreamContext,
     access: TenantAccess,
     handle: str,
     data: ServerUpdate,

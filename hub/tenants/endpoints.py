@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Response
 
-from hub.auth.deps import PlatformAdminDep, parse_id
+from hub.authz.deps import PlatformAdminDep
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
+from hub.core.paths import parse_id
+from hub.core.schemas import Envelope, ListEnvelope
 from hub.tenants import service
 from hub.tenants.schemas import TenantCreate, TenantRead, TenantUpdate
 
@@ -18,40 +18,36 @@ router = APIRouter(prefix="/tenants", tags=["tenants"])
 @router.post("", status_code=201, name="tenant.create")
 async def create_tenant(
     body: TenantCreate, caller: PlatformAdminDep, session: SessionDep
-) -> dict[str, Any]:
+) -> Envelope[TenantRead]:
     """Create a tenant."""
     tenant = await service.create_tenant(session, caller.principal_id, caller.request_id, body)
-    return {"data": TenantRead.model_validate(tenant)}
+    return Envelope(data=TenantRead.model_validate(tenant))
 
 
 @router.get("", name="tenant.list")
 async def list_tenants(
     caller: PlatformAdminDep, session: SessionDep, page: PageParamsDep
-) -> dict[str, Any]:
+) -> ListEnvelope[TenantRead]:
     """List tenants."""
-    result = await service.list_tenants(session, page)
-    return {
-        "data": [TenantRead.model_validate(t) for t in result.items],
-        "next_cursor": result.next_cursor,
-    }
+    return ListEnvelope.of(await service.list_tenants(session, page), TenantRead)
 
 
 @router.get("/{t}", name="tenant.get")
-async def get_tenant(t: str, caller: PlatformAdminDep, session: SessionDep) -> dict[str, Any]:
+async def get_tenant(t: str, caller: PlatformAdminDep, session: SessionDep) -> Envelope[TenantRead]:
     """Get a tenant."""
     tenant = await service.get_tenant(session, parse_id(t))
-    return {"data": TenantRead.model_validate(tenant)}
+    return Envelope(data=TenantRead.model_validate(tenant))
 
 
 @router.patch("/{t}", name="tenant.update")
 async def update_tenant(
     t: str, body: TenantUpdate, caller: PlatformAdminDep, session: SessionDep
-) -> dict[str, Any]:
+) -> Envelope[TenantRead]:
     """Rename, disable or re-enable a tenant."""
     tenant = await service.update_tenant(
         session, caller.principal_id, caller.request_id, parse_id(t), body
     )
-    return {"data": TenantRead.model_validate(tenant)}
+    return Envelope(data=TenantRead.model_validate(tenant))
 
 
 @router.delete("/{t}", status_code=204, name="tenant.disable")

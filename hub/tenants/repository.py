@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.pagination import PageParams, paginate
+from hub.core.pagination import Page, PageParams, fetch_page
 from hub.models import Tenant
 
 __all__ = ["get_by_slug", "get_tenant", "list_tenants"]
@@ -22,6 +21,5 @@ async def get_by_slug(session: AsyncSession, slug: str) -> Tenant | None:
     return (await session.execute(select(Tenant).where(Tenant.slug == slug))).scalar_one_or_none()
 
 
-async def list_tenants(session: AsyncSession, params: PageParams) -> Sequence[Tenant]:
-    query = paginate(select(Tenant), params, Tenant.created_at, Tenant.id)
-    return (await session.execute(query)).scalars().all()
+async def list_tenants(session: AsyncSession, params: PageParams) -> Page[Tenant]:
+    return await fetch_page(session, select(Tenant), params, order=(Tenant.created_at, Tenant.id))

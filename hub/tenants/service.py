@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.audit.service import record
 from hub.core import clock
 from hub.core.errors import Conflict, NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId, system_scope
 from hub.models import Tenant
 from hub.tenants import repository
@@ -63,8 +63,7 @@ async def get_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> Tenant:
 
 
 async def list_tenants(session: AsyncSession, params: PageParams) -> Page[Tenant]:
-    rows = await repository.list_tenants(session, params)
-    return page_of(rows, params, lambda t: (t.created_at, t.id))
+    return await repository.list_tenants(session, params)
 
 
 async def update_tenant(

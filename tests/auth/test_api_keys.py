@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 from sqlalchemy import event, select, text, update
 
-from hub.auth.keys import generate_key, hash_key, parse_key
+from hub.auth.key_format import generate_key, hash_key, parse_key
 from hub.core import clock
 from hub.core.db import Database
 from hub.models import ApiKey, Principal, Tenant
@@ -128,7 +128,7 @@ async def test_every_failure_is_the_same_401(
     body = wrong_secret[:-6]
     import zlib
 
-    from hub.auth.keys import _base62
+    from hub.auth.key_format import _base62
 
     wrong_secret = body + _base62(zlib.crc32(body.encode()), 6)  # valid checksum, wrong secret
     bad_checksum = good[:-1] + ("A" if good[-1] != "A" else "B")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.catalogs.canonical import canonical_json, catalog_sha256, tool_sha256
+from hub.catalogs.canonical import catalog_sha256, tool_sha256
 from hub.catalogs.diff import diff_tools, snake_case
+from hub.core.canonical import canonical_json
 
 TOOL: dict[str, Any] = {
     "name": "search",

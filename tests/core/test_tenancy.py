@@ -18,7 +18,7 @@ HUB = Path(__file__).resolve().parents[2] / "hub"
 ALLOWED_MINTS = {
     "hub/core/tenancy.py",  # the definition and system_scope
     "hub/auth/service.py",  # authentication: the caller's own tenant
-    "hub/auth/deps.py",  # the platform admin's path resolution
+    "hub/authz/deps.py",  # the platform admin's path resolution
 }
 ALLOWED_SYSTEM_SCOPES = {
     "hub/core/tenancy.py",

@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from sqlalchemy import select, update
 
 from hub.app import create_app
+from hub.core.components import components_of
 from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.core.settings import ConfigError, Settings
@@ -65,7 +66,7 @@ def _ring(spec: str, active: str) -> Keyring:
 async def test_ciphertext_moved_to_another_row_or_field_fails_uniformly(
     client: httpx2.AsyncClient, database: Database, app: FastAPI
 ) -> None:
-    keyring: Keyring = app.state.keyring
+    keyring: Keyring = components_of(app).get(Keyring)
     ta, tb = await make_tenant(database), await make_tenant(database)
     a, b = await make_principal(database, ta.id), await make_principal(database, tb.id)
     a1 = await _create(client, ta.id, a.headers, "secret-a1")
@@ -115,7 +116,7 @@ async def test_ciphertext_moved_to_another_row_or_field_fails_uniformly(
 async def test_single_bit_flip_fails_uniformly(
     client: httpx2.AsyncClient, database: Database, app: FastAPI
 ) -> None:
-    keyring: Keyring = app.state.keyring
+    keyring: Keyring = components_of(app).get(Keyring)
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)
     cid = await _create(client, tenant.id, admin.headers, "flip-me")
@@ -157,7 +158,7 @@ async def test_keyless_sentinel_decrypts_to_no_bearer(
     cid = await _create(
         client, tenant.id, admin.headers, "NO_TOKEN", metadata={"mcp": {"auth": "none"}}
     )
-    assert await _plain(database, app.state.keyring, tenant.id, cid) is None
+    assert await _plain(database, components_of(app).get(Keyring), tenant.id, cid) is None
 
 
 async def test_unusable_credentials_read_as_404(
@@ -333,7 +334,7 @@ async def test_a_secret_without_a_provider_origin_is_never_sent(
     client: httpx2.AsyncClient, database: Database, app: FastAPI
 ) -> None:
     from hub.core.errors import DiscoveryFailed
-    from hub.credentials.pinning import pin_origin
+    from hub.upstream.pinning import pin_origin
 
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)
@@ -344,5 +345,5 @@ async def test_a_secret_without_a_provider_origin_is_never_sent(
         )
         row = (await session.execute(select(Credential).where(Credential.id == cid))).scalar_one()
     with pytest.raises(DiscoveryFailed) as info:
-        pin_origin(app.state.keyring, row, "https://anywhere.example.com/mcp")
+        pin_origin(components_of(app).get(Keyring), row, "https://anywhere.example.com/mcp")
     assert info.value.reason == "origin_refused"

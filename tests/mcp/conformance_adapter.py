@@ -32,7 +32,7 @@ from typing import Any
 
 import typer
 
-from hub.mcp.cli import mcp_app
+from hub.cli.mcp import mcp_app
 
 SAMPLE_VALUES: dict[str, Any] = {
     "string": "sample",

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+from hub.cli.mcp import mcp_app
 from hub.core.settings import get_settings
-from hub.mcp.cli import mcp_app
 from tests.mcp.support import TOOLS
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer

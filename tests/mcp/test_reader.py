@@ -1,4 +1,4 @@
-"""Unit tests: picking the answer out of a JSON body or an SSE stream (``hub.mcp.reader``)."""
+"""Unit tests: picking the answer out of a JSON body or an SSE stream (``mcp.client.reader``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from hub.egress import ServerSentEvent
 from hub.mcp import McpError
-from hub.mcp.reader import Reply, answer_from_events, answer_from_json
+from hub.mcp.client.reader import Reply, answer_from_events, answer_from_json
 
 ANSWER = {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hub.mcp import McpError
-from hub.mcp.tools import ToolCatalog, collect_tools, drop_reason
+from hub.mcp.client.tools import ToolCatalog, collect_tools, drop_reason
 
 
 def tool(name: Any = "t", **fields: Any) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from hub.core.db import Database
 from hub.core.tenancy import TenantId, system_scope
 from hub.grants.service import apply_role_template
 from hub.models import Principal, Tenant
+from hub.principals.api_keys import issue_key
 from hub.principals.bootstrap import bootstrap_platform_admin
-from hub.principals.keys import issue_key
 from tests.conftest import TEST_PEPPER
 
 PEPPER = TEST_PEPPER.encode()
@@ -77,7 +77,7 @@ async def make_principal(
 
 async def make_platform_admin(db: Database) -> Actor:
     key = await bootstrap_platform_admin(db, PEPPER, force=True)
-    from hub.auth.keys import parse_key
+    from hub.auth.key_format import parse_key
     from hub.auth.repository import find_key
 
     parsed = parse_key(key)

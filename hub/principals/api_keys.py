@@ -8,17 +8,16 @@ be now or later but never later than it already was.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit.service import record
 from hub.auth.caller import Caller, TenantAccess
-from hub.auth.keys import display_prefix, generate_key, hash_key
+from hub.auth.key_format import display_prefix, generate_key, hash_key
 from hub.core import clock
 from hub.core.errors import BadRequest, Conflict, NotFound
-from hub.core.pagination import Page, PageParams, page_of
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
@@ -138,8 +137,7 @@ async def list_keys(
     session: AsyncSession, access: TenantAccess, principal_id: uuid.UUID, params: PageParams
 ) -> Page[ApiKey]:
     await _principal(session, access, principal_id)
-    rows = await repository.list_keys(session, access.tenant_id, principal_id, params)
-    return page_of(rows, params, lambda k: (k.created_at, k.id))
+    return await repository.list_keys(session, access.tenant_id, principal_id, params)
 
 
 async def _tenant_key(
@@ -209,10 +207,7 @@ async def create_platform_key(
 async def list_platform_keys(
     session: AsyncSession, caller: Caller, params: PageParams
 ) -> Page[ApiKey]:
-    rows: Sequence[ApiKey] = await repository.list_platform_admin_keys(
-        session, caller.principal_id, params
-    )
-    return page_of(rows, params, lambda k: (k.created_at, k.id))
+    return await repository.list_platform_admin_keys(session, caller.principal_id, params)
 
 
 async def _platform_key(session: AsyncSession, caller: Caller, key_id: uuid.UUID) -> ApiKey:

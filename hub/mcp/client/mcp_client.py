@@ -34,13 +34,13 @@ from typing import TypeVar, get_args
 import mcp_types
 
 from hub.egress import Fetcher
-from hub.mcp.channel import Channel
+from hub.mcp.client.channel import Channel
+from hub.mcp.client.legacy import LegacySession
+from hub.mcp.client.modern import ModernSession
+from hub.mcp.client.results import CallResult, DiscoveryResult, ServerFacts, valid_model
+from hub.mcp.client.tools import ToolCatalog
 from hub.mcp.errors import McpError
 from hub.mcp.headers import header_params
-from hub.mcp.legacy import LegacySession
-from hub.mcp.modern import ModernSession
-from hub.mcp.results import CallResult, DiscoveryResult, ServerFacts, valid_model
-from hub.mcp.tools import ToolCatalog
 from hub.mcp.wire import Era, Json, default_version, era_of
 
 __all__ = ["McpClient"]

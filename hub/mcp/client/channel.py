@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Awaitable, Callable, Mapping
 
 from hub.egress import EgressError, Operation
-from hub.mcp.reader import Reply, read_reply
+from hub.mcp.client.reader import Reply, read_reply
 from hub.mcp.wire import ACCEPT, JSON, Json, encode
 
 __all__ = ["Channel"]

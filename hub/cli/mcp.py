@@ -27,9 +27,8 @@ import typer
 from hub import __version__
 from hub.core.settings import ConfigError, Settings, get_settings
 from hub.egress import EgressConfig, EgressError, Fetcher
-from hub.mcp.client import McpClient
+from hub.mcp import CallResult, DiscoveryResult, McpClient
 from hub.mcp.errors import McpError
-from hub.mcp.results import CallResult, DiscoveryResult
 from hub.mcp.wire import era_of
 
 __all__ = ["mcp_app"]

@@ -22,13 +22,13 @@ from collections.abc import Mapping
 
 import mcp_types
 
-from hub.mcp.channel import Channel
+from hub.mcp.client.channel import Channel
+from hub.mcp.client.outcomes import failure, is_legacy_signal, modern_error, result_of
+from hub.mcp.client.reader import Reply
+from hub.mcp.client.results import ServerFacts, check_call_result, valid_model
+from hub.mcp.client.tools import ToolCatalog, collect_tools
 from hub.mcp.errors import McpError, settled
 from hub.mcp.headers import encode_header_value, param_headers
-from hub.mcp.outcomes import failure, is_legacy_signal, modern_error, result_of
-from hub.mcp.reader import Reply
-from hub.mcp.results import ServerFacts, check_call_result, valid_model
-from hub.mcp.tools import ToolCatalog, collect_tools
 from hub.mcp.wire import (
     LEGACY_VERSIONS,
     MODERN_VERSIONS,

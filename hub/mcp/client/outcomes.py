@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from hub.mcp.client.reader import Reply
 from hub.mcp.errors import McpError, Reason
-from hub.mcp.reader import Reply
 from hub.mcp.wire import (
     HEADER_MISMATCH,
     INVALID_REQUEST,

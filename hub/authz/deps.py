@@ -1,0 +1,90 @@
+"""Authorisation dependencies, in the order of DESIGN §8.
+
+Item routes check ``kind:<id>``; list and create routes check ``kind:*``; the platform admin
+passes every tenant route and only the platform admin passes platform routes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Path, Request
+
+from hub.auth.caller import Caller, TenantAccess
+from hub.auth.deps import CallerDep
+from hub.authz import repository
+from hub.authz.decider import Effect, RouteDecider
+from hub.core.components import components_of
+from hub.core.deps import get_database
+from hub.core.errors import Forbidden, NotFound
+from hub.core.metrics import Metrics
+from hub.core.paths import parse_id
+from hub.core.tenancy import TenantId
+
+__all__ = [
+    "PlatformAdminDep",
+    "TenantAccessDep",
+    "authorize",
+    "decide_for_route",
+    "get_tenant_access",
+]
+
+
+async def require_platform_admin(caller: CallerDep) -> Caller:
+    if not caller.is_platform_admin:
+        raise Forbidden("platform admin only")
+    return caller
+
+
+PlatformAdminDep = Annotated[Caller, Depends(require_platform_admin)]
+
+
+async def get_tenant_access(
+    request: Request,
+    caller: CallerDep,
+    t: Annotated[str, Path(description="Tenant id")],
+) -> TenantAccess:
+    tenant_uuid = parse_id(t)
+    if caller.is_platform_admin:
+        async with get_database(request).session(write=False) as session:
+            if not await repository.tenant_exists(session, tenant_uuid):
+                raise NotFound()
+        # the platform admin's path resolution mints the tenant it acts in
+        return TenantAccess(caller, TenantId._mint(tenant_uuid))
+    if caller.tenant_id is None or caller.tenant_id.value != tenant_uuid:
+        raise NotFound()
+    return TenantAccess(caller, caller.tenant_id)
+
+
+TenantAccessDep = Annotated[TenantAccess, Depends(get_tenant_access)]
+
+
+async def decide_for_route(
+    request: Request, access: TenantAccess, resource: str, action: str
+) -> Effect:
+    """The caller's grant decision for a hub route (counted by effect in the metrics)."""
+    parts = components_of(request.app)
+    effect = await parts.get(RouteDecider).decide(get_database(request), access, resource, action)
+    parts.get(Metrics).decisions.labels(effect=effect).inc()
+    return effect
+
+
+def authorize(kind: str, action: str, item: str | None = None) -> Any:
+    """A dependency admitting the caller when its decision on the route's resource is ``allow``.
+
+    ``item`` names the path parameter holding the object (checked as ``kind:<value>``); without it
+    the route checks ``kind:*`` (``audit`` is a resource without a qualifier).
+    """
+
+    async def dependency(request: Request, access: TenantAccessDep) -> TenantAccess:
+        if kind == "audit":
+            resource = "audit"
+        elif item is not None:
+            resource = f"{kind}:{request.path_params[item]}"
+        else:
+            resource = f"{kind}:*"
+        if await decide_for_route(request, access, resource, action) != "allow":
+            raise Forbidden()
+        return access
+
+    return Depends(dependency)

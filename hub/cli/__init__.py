@@ -1,0 +1,46 @@
+"""The ``hub`` command (typer), one module per command group (DESIGN §2).
+
+- :mod:`~hub.cli.serve` — ``hub serve``;
+- :mod:`~hub.cli.db` — ``hub db upgrade``;
+- :mod:`~hub.cli.bootstrap` — ``hub bootstrap``;
+- :mod:`~hub.cli.crypto` — ``hub crypto rotate``;
+- :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
+- :mod:`~hub.cli.runtime` — settings for a real run.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from hub import __version__
+from hub.cli.bootstrap import bootstrap
+from hub.cli.crypto import crypto_app
+from hub.cli.db import db_app
+from hub.cli.mcp import mcp_app
+from hub.cli.serve import serve
+from hub.core.settings import ConfigError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="MCP Hub control plane.")
+app.add_typer(db_app, name="db")
+app.add_typer(crypto_app, name="crypto")
+app.add_typer(mcp_app, name="mcp")
+app.command()(serve)
+app.command()(bootstrap)
+
+
+@app.command()
+def version() -> None:
+    """Print the hub's version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    try:
+        app()
+    except ConfigError as exc:
+        typer.echo(f"hub: {exc}", err=True)
+        sys.exit(2)

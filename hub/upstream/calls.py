@@ -1,0 +1,88 @@
+"""Running one MCP operation against a resolved :class:`~hub.upstream.target.Target`.
+
+The credential is decrypted only for the call that sends it (``decrypt_for_use``); no database
+transaction may be open while these run. Failures propagate as the fetcher's
+:class:`~hub.egress.EgressError` or the client's :class:`~hub.mcp.McpError`; each caller maps them
+to its own answer (discovery's 422, the gateway's ``upstream_failed``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from hub.core.tenancy import TenantId
+from hub.credentials.vault import decrypt_for_use
+from hub.mcp import CallResult, DiscoveryResult, Era
+from hub.mcp.wire import Json
+from hub.upstream.context import UpstreamContext
+from hub.upstream.target import Target
+
+__all__ = ["call_tool", "discover", "era_from_hint"]
+
+
+def era_from_hint(era_hint: str | None) -> Era | None:
+    """The remembered era of a server row or origin (``None`` when never discovered)."""
+    if era_hint == "modern":
+        return "modern"
+    return "legacy" if era_hint else None
+
+
+async def discover(
+    ctx: UpstreamContext, tenant_id: TenantId, target: Target, era_hint: str | None
+) -> DiscoveryResult:
+    """Discover ``target`` under the discovery deadline (timed in the upstream metric)."""
+    hint = era_from_hint(era_hint)
+
+    async def run(bearer: str | None) -> DiscoveryResult:
+        return await ctx.client.discover(
+            target.url,
+            pin=target.pin,
+            bearer=bearer,
+            deadline_s=ctx.deadline_s,
+            era_hint=hint,
+            scope=str(tenant_id),  # one tenant cannot hold every slot of a shared origin
+        )
+
+    started = time.perf_counter()
+    try:
+        if target.credential is None:
+            return await run(None)
+        return await decrypt_for_use(ctx.keyring, target.credential, run)
+    finally:
+        ctx.metrics.upstream.labels(operation="discovery").observe(time.perf_counter() - started)
+
+
+async def call_tool(
+    ctx: UpstreamContext,
+    tenant_id: TenantId,
+    target: Target,
+    name: str,
+    arguments: Mapping[str, Json],
+    *,
+    tool: Mapping[str, Json] | None,
+    era_hint: str | None,
+) -> CallResult:
+    """One ``tools/call`` on ``target`` under the tool-call deadline."""
+    hint = era_from_hint(era_hint)
+
+    async def run(bearer: str | None) -> CallResult:
+        return await ctx.client.call_tool(
+            target.url,
+            name,
+            arguments,
+            pin=target.pin,
+            bearer=bearer,
+            deadline_s=ctx.call_deadline_s,
+            tool=tool,
+            era_hint=hint,
+            scope=str(tenant_id),
+        )
+
+    started = time.perf_counter()
+    try:
+        if target.credential is None:
+            return await run(None)
+        return await decrypt_for_use(ctx.keyring, target.credential, run)
+    finally:
+        ctx.metrics.upstream.labels(operation="tool_call").observe(time.perf_counter() - started)

@@ -1,0 +1,55 @@
+"""Resolving an upstream target before any I/O (DESIGN §5).
+
+Order: static URL checks (400) → the credential, if any, must be usable (404, all cases alike) →
+the pin: the origin of the credential's ``api_base_url``, or the URL's own origin with no credential
+or the keyless sentinel; a URL outside it is 422 ``origin_refused``. Discovery, server registration,
+catalog snapshots and the gateway all resolve their targets here, so they validate the same way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.core.errors import BadRequest
+from hub.core.tenancy import TenantId
+from hub.credentials.vault import load_usable_credential
+from hub.egress import UrlRejected, validate_url
+from hub.models import Credential
+from hub.upstream.context import UpstreamContext
+from hub.upstream.pinning import ensure_within_pin, pin_origin
+
+__all__ = ["INVALID_URL_MESSAGE", "Target", "resolve_target"]
+
+INVALID_URL_MESSAGE = "url must be absolute https (http only to loopback when allowed)"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked upstream: normalised URL, the origin requests are pinned to, the credential."""
+
+    url: str
+    pin: str
+    credential: Credential | None
+
+
+async def resolve_target(
+    session: AsyncSession,
+    ctx: UpstreamContext,
+    tenant_id: TenantId,
+    url: str,
+    credential_id: uuid.UUID | None,
+) -> Target:
+    """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin."""
+    try:
+        checked = validate_url(url, ctx.egress)
+    except UrlRejected:
+        raise BadRequest(INVALID_URL_MESSAGE) from None
+    credential = None
+    if credential_id is not None:
+        credential = await load_usable_credential(session, tenant_id, credential_id)
+    pin = pin_origin(ctx.keyring, credential, checked)
+    ensure_within_pin(ctx.egress, pin, checked)
+    return Target(url=checked, pin=pin, credential=credential)
