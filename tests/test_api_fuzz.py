@@ -36,6 +36,7 @@ from tests.fuzz.checks import (
     known_status,
     make_no_secret_echoed,
     not_a_server_error,
+    response_schema_conformance,
 )
 from tests.fuzz.strategies import (
     NASTY_INTEGERS,
@@ -107,6 +108,7 @@ def world(db_url: str, fuzz_seed: Seed) -> Iterator[FuzzWorld]:
 def _checks(world: FuzzWorld) -> list[Check]:
     return [
         not_a_server_error,
+        response_schema_conformance,
         error_shape,
         known_status,
         make_no_secret_echoed(world.seed.secrets),

@@ -18,6 +18,7 @@ from hub.audit import repository
 from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.db import Database
+from hub.core.logging import current_client_request_id
 from hub.core.tenancy import TenantId
 from hub.models import AuditEvent
 
@@ -38,6 +39,9 @@ def _event(
     request_id: str | None,
     details: dict[str, Any] | None,
 ) -> AuditEvent:
+    client_request_id = current_client_request_id()
+    if client_request_id is not None:
+        details = {**(details or {}), "client_request_id": client_request_id}
     return AuditEvent(
         id=uuid.uuid4(),
         tenant_id=tenant_id.value if tenant_id is not None else None,

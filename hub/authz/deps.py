@@ -6,6 +6,7 @@ passes every tenant route and only the platform admin passes platform routes.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
@@ -18,7 +19,7 @@ from hub.core.components import components_of
 from hub.core.deps import get_database
 from hub.core.errors import Forbidden, NotFound
 from hub.core.metrics import Metrics
-from hub.core.paths import parse_id
+from hub.core.paths import canonical_handle, canonical_id, parse_id
 from hub.core.tenancy import TenantId
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "authorize",
     "decide_for_route",
     "get_tenant_access",
+    "item_resource",
+    "require",
 ]
 
 
@@ -50,10 +53,19 @@ async def get_tenant_access(
             if not await repository.tenant_exists(session, tenant_uuid):
                 raise NotFound()
         # the platform admin's path resolution mints the tenant it acts in
-        return TenantAccess(caller, TenantId._mint(tenant_uuid))
+        return _with_checker(request, TenantAccess(caller, TenantId._mint(tenant_uuid)))
     if caller.tenant_id is None or caller.tenant_id.value != tenant_uuid:
         raise NotFound()
-    return TenantAccess(caller, caller.tenant_id)
+    return _with_checker(request, TenantAccess(caller, caller.tenant_id))
+
+
+def _with_checker(request: Request, access: TenantAccess) -> TenantAccess:
+    """``access`` that can ask about further objects the request names, as routes do."""
+
+    async def check(resource: str, action: str) -> str:
+        return await decide_for_route(request, access, resource, action)
+
+    return dataclasses.replace(access, checker=check)
 
 
 TenantAccessDep = Annotated[TenantAccess, Depends(get_tenant_access)]
@@ -69,22 +81,43 @@ async def decide_for_route(
     return effect
 
 
-def authorize(kind: str, action: str, item: str | None = None) -> Any:
+#: Kinds whose objects are named by handle in paths (servers, and catalogs by their server).
+HANDLE_KINDS = frozenset({"server", "catalog"})
+
+
+def item_resource(kind: str, raw: str) -> str:
+    """``kind:<canonical id>`` for a path's object; a non-canonical spelling is 404 here, before
+    any decision, so a decision is never taken on text other than the object's own id."""
+    qualifier = canonical_handle(raw) if kind in HANDLE_KINDS else canonical_id(raw)
+    return f"{kind}:{qualifier}"
+
+
+async def require(request: Request, access: TenantAccess, resource: str, action: str) -> None:
+    """403, naming what was refused, unless the caller's decision is ``allow``."""
+    if await decide_for_route(request, access, resource, action) != "allow":
+        raise Forbidden.refused(resource, action)
+
+
+def authorize(
+    kind: str, action: str, item: str | None = None, *, tenant_admin_passes: bool = False
+) -> Any:
     """A dependency admitting the caller when its decision on the route's resource is ``allow``.
 
-    ``item`` names the path parameter holding the object (checked as ``kind:<value>``); without it
-    the route checks ``kind:*`` (``audit`` is a resource without a qualifier).
+    ``item`` names the path parameter holding the object (checked as ``kind:<canonical id>``);
+    without it the route checks ``kind:*`` (``audit`` is a resource without a qualifier).
+    ``tenant_admin_passes`` admits a tenant_admin whatever its grants say (deleting a grant: no
+    grant may lock every admin out, DESIGN §8).
     """
 
     async def dependency(request: Request, access: TenantAccessDep) -> TenantAccess:
         if kind == "audit":
             resource = "audit"
         elif item is not None:
-            resource = f"{kind}:{request.path_params[item]}"
+            resource = item_resource(kind, request.path_params[item])
         else:
             resource = f"{kind}:*"
-        if await decide_for_route(request, access, resource, action) != "allow":
-            raise Forbidden()
+        if not (tenant_admin_passes and access.caller.is_tenant_admin):
+            await require(request, access, resource, action)
         return access
 
     return Depends(dependency)

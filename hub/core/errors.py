@@ -63,6 +63,12 @@ class Forbidden(HubError):
     code = "forbidden"
     default_message = "not permitted"
 
+    @classmethod
+    def refused(cls, resource: str, action: str) -> Forbidden:
+        """A refused grant decision, naming the resource and action (both the hub's own text:
+        canonical ids, handles or ``kind:*``, never raw input)."""
+        return cls(f"not permitted: {action} on {resource}", resource=resource, action=action)
+
 
 class NotFound(HubError):
     """Absent, or owned by another tenant: both read the same."""

@@ -25,6 +25,7 @@ __all__ = [
     "RedactingFilter",
     "bind_context",
     "configure_logging",
+    "current_client_request_id",
     "current_request_id",
     "install_log_redaction",
     "log_context",
@@ -35,6 +36,7 @@ __all__ = [
 _request_id: ContextVar[str | None] = ContextVar("hub_request_id", default=None)
 _tenant_id: ContextVar[str | None] = ContextVar("hub_tenant_id", default=None)
 _principal_id: ContextVar[str | None] = ContextVar("hub_principal_id", default=None)
+_client_request_id: ContextVar[str | None] = ContextVar("hub_client_request_id", default=None)
 
 _QUIET_LOGGERS = ("httpx2", "httpcore2", "httpx", "httpcore", "hpack", "aiosqlite", "asyncio")
 REDACTED = "[redacted]"
@@ -47,21 +49,32 @@ def current_request_id() -> str | None:
     return _request_id.get()
 
 
+def current_client_request_id() -> str | None:
+    """The id the client sent in ``x-request-id`` (kept for correlation, never as the hub's)."""
+    return _client_request_id.get()
+
+
 def log_context() -> dict[str, str]:
     ctx = {
         "request_id": _request_id.get(),
         "tenant_id": _tenant_id.get(),
         "principal_id": _principal_id.get(),
+        "client_request_id": _client_request_id.get(),
     }
     return {k: v for k, v in ctx.items() if v}
 
 
 def bind_context(
-    *, request_id: str | None = None, tenant_id: str | None = None, principal_id: str | None = None
+    *,
+    request_id: str | None = None,
+    tenant_id: str | None = None,
+    principal_id: str | None = None,
+    client_request_id: str | None = None,
 ) -> None:
     """Bind request context for every later log line of the current task."""
     if request_id is not None:
         _request_id.set(request_id)
+        _client_request_id.set(client_request_id)
     if tenant_id is not None:
         _tenant_id.set(tenant_id)
     if principal_id is not None:

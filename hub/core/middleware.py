@@ -1,5 +1,11 @@
 """Request id and last-resort error shape, as plain ASGI middleware.
 
+Every request gets an id the hub makes (``x-request-id`` on the response, ``request_id`` in error
+bodies, logs and audit rows). A client's own well-formed ``x-request-id`` is never adopted — two
+requests could then share an id in the audit trail — but it is kept for correlation: logged as
+``client_request_id``, recorded in audit details and echoed as ``x-client-request-id``.
+
+
 It is plain ASGI (not ``BaseHTTPMiddleware``) and sits outside FastAPI's exception handling so it
 holds for everything: Starlette's own 404/405, errors raised by middleware, and unhandled
 exceptions. Every response gets an ``x-request-id`` header; an exception that escapes the app
@@ -25,6 +31,7 @@ __all__ = ["BodyLimitMiddleware", "RequestContextMiddleware", "new_request_id"]
 log = logging.getLogger("hub.request")
 
 REQUEST_ID_HEADER = b"x-request-id"
+CLIENT_REQUEST_ID_HEADER = b"x-client-request-id"
 _SAFE_INCOMING_ID = re.compile(r"^[A-Za-z0-9._-]{8,128}$")
 
 
@@ -51,9 +58,14 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = _incoming_request_id(scope) or new_request_id()
-        scope.setdefault("state", {})["request_id"] = request_id
-        bind_context(request_id=request_id)
+        # The hub's own id names the request everywhere (responses, logs, audit rows): a client
+        # cannot make two requests share one. A well-formed client id is kept for correlation.
+        request_id = new_request_id()
+        client_id = _incoming_request_id(scope)
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        state["client_request_id"] = client_id
+        bind_context(request_id=request_id, client_request_id=client_id)
         started = False
 
         async def send_with_id(message: Message) -> None:
@@ -63,9 +75,11 @@ class RequestContextMiddleware:
                 headers = [
                     (k, v)
                     for (k, v) in message.get("headers", [])
-                    if k.lower() != REQUEST_ID_HEADER
+                    if k.lower() not in (REQUEST_ID_HEADER, CLIENT_REQUEST_ID_HEADER)
                 ]
                 headers.append((REQUEST_ID_HEADER, request_id.encode("latin-1")))
+                if client_id is not None:
+                    headers.append((CLIENT_REQUEST_ID_HEADER, client_id.encode("latin-1")))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -16,7 +16,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Depends, Query
@@ -66,8 +66,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
         stamp = datetime.fromisoformat(at)
         if stamp.tzinfo is None:
             raise ValueError("naive")
-        return stamp, uuid.UUID(row_id)
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        # a time that exists as written but not in UTC (year 0 or 10000) is not a cursor
+        return stamp.astimezone(UTC), uuid.UUID(row_id)
+    except (ValueError, TypeError, OverflowError, binascii.Error, UnicodeDecodeError):
         raise BadRequest("the cursor is invalid") from None
 
 

@@ -1,17 +1,62 @@
-"""Ids in paths: a malformed one reads as 404, like an absent one (DESIGN §13)."""
+"""Object ids in paths: one canonical spelling, everything else reads as 404 (DESIGN §8, §13).
+
+An id is the lower-case hyphenated UUID (``str(uuid.UUID(...))``). ``uuid.UUID`` also accepts
+upper case, no hyphens, braces and ``urn:uuid:``; if those reached a grant decision the resource
+checked (``credential:<raw text>``) would differ from the object looked up, and an item-level deny
+would not apply. So every path id goes through :func:`parse_id` (or :func:`canonical_id`), which
+refuses any other spelling as 404 — before the route's authorisation runs — and the decision is
+always taken on the canonical text.
+"""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 from hub.core.errors import NotFound
 
-__all__ = ["parse_id"]
+__all__ = [
+    "HANDLE_PATTERN",
+    "canonical_handle",
+    "canonical_id",
+    "is_canonical_id",
+    "is_handle",
+    "parse_id",
+]
+
+#: A server handle: lower case, digits, ``_`` and ``-``, no dots (so ``tool:<handle>.*`` can
+#: never cover another server's tools). Handles are their own canonical spelling.
+HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+_HANDLE = re.compile(HANDLE_PATTERN)
+
+
+def is_canonical_id(value: str) -> bool:
+    if len(value) != 36:
+        return False
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
 
 
 def parse_id(value: str) -> uuid.UUID:
-    """A path id; a malformed one reads as 404, like an absent one (DESIGN §13)."""
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise NotFound() from None
+    """A path id in its canonical spelling; any other text reads as 404, like an absent id."""
+    if not is_canonical_id(value):
+        raise NotFound()
+    return uuid.UUID(value)
+
+
+def canonical_id(value: str) -> str:
+    """``value`` if it is a canonical id (the text a grant decision is taken on), else 404."""
+    return str(parse_id(value))
+
+
+def is_handle(value: str) -> bool:
+    return _HANDLE.fullmatch(value) is not None
+
+
+def canonical_handle(value: str) -> str:
+    """``value`` if it can be a handle, else 404 (no handle is spelt any other way)."""
+    if not is_handle(value):
+        raise NotFound()
+    return value

@@ -1,7 +1,8 @@
 """Building blocks for request bodies, so every route refuses the same bad input the same way.
 
 - :class:`RequestModel` forbids unknown fields and refuses any string (value or key, at any depth)
-  holding U+0000: PostgreSQL cannot store it in text or JSON, and no legitimate input needs it.
+  holding U+0000 (PostgreSQL cannot store it in text or JSON) or a lone surrogate (neither
+  backend can encode it), and bodies nested more than :data:`MAX_BODY_DEPTH` levels.
 - :data:`UtcDatetime` is an aware datetime that must exist in UTC between the years 1 and 9999
   (``9999-12-31T23:59:59-23:59`` does not) and is normalised to UTC on the way in.
 - :class:`Envelope` and :class:`ListEnvelope` are the success bodies of DESIGN §4
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, TypeVar
@@ -19,20 +21,54 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, model
 
 from hub.core.pagination import Page
 
-__all__ = ["Envelope", "ListEnvelope", "RequestModel", "UtcDatetime"]
+__all__ = [
+    "MAX_BODY_DEPTH",
+    "Envelope",
+    "ListEnvelope",
+    "RequestModel",
+    "UtcDatetime",
+    "body_problem",
+]
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(_has_nul(v) for v in value)
-    return False
+#: How deeply a request body may nest objects and arrays. No hub body needs more than a few
+#: levels (credential ``metadata`` and grant ``conditions`` are the deepest); a bound keeps a
+#: hostile body from exhausting recursion anywhere it is walked.
+MAX_BODY_DEPTH = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "text must not contain NUL (U+0000) characters"
+    if _SURROGATE.search(text):
+        return "text must not contain lone surrogates (U+D800 to U+DFFF)"
+    return None
+
+
+def body_problem(value: Any) -> str | None:
+    """Why a parsed body cannot be accepted, or None: NUL characters (PostgreSQL cannot store
+    them), lone surrogates (not encodable as UTF-8 on either backend), or nesting deeper than
+    :data:`MAX_BODY_DEPTH`. Walks iteratively, so no depth can raise ``RecursionError``."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            problem = _text_problem(item)
+            if problem is not None:
+                return problem
+        elif isinstance(item, dict | list | tuple):
+            if depth >= MAX_BODY_DEPTH:
+                return f"the body nests objects and arrays more than {MAX_BODY_DEPTH} levels deep"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+    return None
 
 
 class RequestModel(BaseModel):
@@ -42,9 +78,10 @@ class RequestModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _refuse_nul(cls, data: Any) -> Any:
-        if _has_nul(data):
-            raise ValueError("text must not contain NUL (U+0000) characters")
+    def _refuse_bad_text(cls, data: Any) -> Any:
+        problem = body_problem(data)
+        if problem is not None:
+            raise ValueError(problem)
         return data
 
 

@@ -143,6 +143,19 @@ async def list_credentials(
     return await repository.list_credentials(session, access.tenant_id, params)
 
 
+def _check_retarget(credential: Credential, data: CredentialUpdate) -> None:
+    """Moving the pin moves where the secret is sent: the stored secret never follows it.
+
+    An ``oauth_token`` is bound to its server's origin (re-authorise instead: 409); any other
+    credential holding a secret needs a new ``secret`` in the same PATCH (400)."""
+    if credential.type == "oauth_token":
+        raise Conflict("an oauth_token credential cannot change api_base_url; re-authorise it")
+    metadata = data.metadata if "metadata" in data.model_fields_set else credential.meta
+    keyless = _auth_mode(metadata) == "none"  # nothing is ever sent for the keyless sentinel
+    if data.secret is None and not keyless and credential.secret_ciphertext is not None:
+        raise BadRequest("changing api_base_url needs a new secret in the same request")
+
+
 def _update_values(
     ctx: CredentialContext, credential: Credential, data: CredentialUpdate
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -153,7 +166,10 @@ def _update_values(
     if "name" in changes and changes["name"] is not None:
         values["name"] = changes["name"]
     if "api_base_url" in changes:
-        values["api_base_url"] = _check_url(ctx, changes["api_base_url"], credential.type)
+        url = _check_url(ctx, changes["api_base_url"], credential.type)
+        if url != credential.api_base_url:
+            _check_retarget(credential, data)
+        values["api_base_url"] = url
     if "status" in changes and changes["status"] is not None:
         values["status"] = changes["status"]
     if "expires_at" in changes:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import TenantAccess
-from hub.authz.deps import TenantAccessDep, authorize, decide_for_route
+from hub.authz.deps import TenantAccessDep, authorize, item_resource, require
 from hub.core.deps import SessionDep, get_database
-from hub.core.errors import Forbidden
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
@@ -56,21 +54,17 @@ async def _one(
 
 async def bundle_access(request: Request, access: TenantAccessDep, d: str) -> TenantAccess:
     """The built-in self rule (DESIGN §8): a deployment's own agent reads its bundle with no
-    grant; anyone else needs ``deployment:<d>`` read. Both failures are 403 (no existence leak)."""
-    try:
-        deployment_id: uuid.UUID | None = uuid.UUID(d)
-    except ValueError:
-        deployment_id = None
-    db = get_database(request)
-    if deployment_id is not None and access.caller.kind == "agent":
-        async with db.session(write=False) as session:
+    grant; anyone else needs ``deployment:<d>`` read. Both failures are 403 (no existence leak);
+    a non-canonical id is 404 before either."""
+    resource = item_resource("deployment", d)
+    if access.caller.kind == "agent":
+        async with get_database(request).session(write=False) as session:
             deployment = await service.get_deployment_or_none(
-                session, access.tenant_id, deployment_id
+                session, access.tenant_id, parse_id(d)
             )
         if deployment is not None and deployment.agent_id == access.caller.principal_id:
             return access
-    if await decide_for_route(request, access, f"deployment:{d}", "read") != "allow":
-        raise Forbidden()
+    await require(request, access, resource, "read")
     return access
 
 

@@ -46,6 +46,7 @@ class ResolvedEntry:
 
 
 async def _check_agent(session: AsyncSession, access: TenantAccess, agent_id: uuid.UUID) -> None:
+    await access.require(f"principal:{agent_id}", "read")  # an object named in a body
     agent = await principals_service.get_principal(session, access, agent_id)
     if agent.kind != "agent":
         raise BadRequest("agent_id must name a principal of kind 'agent'")
@@ -61,6 +62,8 @@ async def _build_entries(
         raise BadRequest("a server may appear only once in a deployment")
     rows = []
     for position, entry in enumerate(entries):
+        server = await servers_service.get_server(session, access.tenant_id, entry.server)
+        await servers_service.require_credential_use(access, server.credential_id)
         catalog = await catalogs_service.get_catalog(
             session, access.tenant_id, entry.server, entry.catalog_version
         )

@@ -50,6 +50,8 @@ async def discover(
     access: TenantAccess,
     data: DiscoverRequest,
 ) -> DiscoverResult:
+    if data.credential_id is not None:  # an object named in a body is authorised (DESIGN §8)
+        await access.require(f"credential:{data.credential_id}", "use")
     async with db.session(write=False) as read:
         target = await resolve_target(read, ctx, access.tenant_id, data.url, data.credential_id)
         url_origin = origin_of(target.url)

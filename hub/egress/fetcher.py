@@ -31,7 +31,9 @@ Rules an operation enforces, and why:
   most one such rider per slot held, so an origin sees at most twice its slot count.
 - **Per-tenant share** (``HUB_EGRESS_MAX_PER_TENANT_ORIGIN``): an operation with a ``scope`` (the
   tenant it works for) first takes one of that tenant's slots for the origin, so one tenant's slow
-  calls cannot hold every slot of an origin that other tenants use too (SECURITY §1.7).
+  calls cannot hold every slot of an origin that other tenants use too (SECURITY §1.7); its name
+  lookups count against the tenant's share of the DNS threads
+  (:class:`~hub.egress.network.LookupShares`).
 """
 
 from __future__ import annotations
@@ -52,7 +54,14 @@ from hub.egress.addresses import DestinationPolicy
 from hub.egress.config import EgressConfig
 from hub.egress.errors import EgressTimeout, InvalidSecret, OriginRefused, RedirectRefused
 from hub.egress.limits import ByteBudget, OriginLimiter
-from hub.egress.network import Dialer, PolicyBackend, Resolver, SystemResolver, TcpDialer
+from hub.egress.network import (
+    Dialer,
+    PolicyBackend,
+    Resolver,
+    SystemResolver,
+    TcpDialer,
+    lookup_scope,
+)
 from hub.egress.responses import EgressResponse, StreamedResponse, translate_httpx_error
 from hub.egress.transport import PinnedTransport
 from hub.egress.urls import is_header_safe_secret, origin_of, validate_url
@@ -300,7 +309,8 @@ class Operation:
         async with scoped, self._fetcher.limiter.slot(origin):
             self._slots_held[origin] = self._slots_held.get(origin, 0) + 1
             try:
-                yield
+                with lookup_scope(self._scope):  # the tenant's share of the DNS threads
+                    yield
             finally:
                 self._slots_held[origin] -= 1
 

@@ -23,10 +23,15 @@ address and map approved fake addresses to a loopback listener.
 
 ``getaddrinfo`` blocks a thread, and a cancelled lookup (the deadline passed) keeps its thread
 until the system resolver gives up, which for a name whose DNS servers never answer takes tens of
-seconds. :class:`SystemResolver` therefore runs lookups on its own small pool of
-:data:`DNS_THREADS` threads, never on the event loop's default executor: tenant-chosen names
-that stall can only delay other outbound lookups (each still bounded by its operation's
-deadline), not the database driver's lookups or anything else that shares the default executor.
+seconds. :class:`SystemResolver` therefore runs lookups on its own pool of :data:`DNS_THREADS`
+threads, never on the event loop's default executor, so tenant-chosen names that stall cannot
+delay the database driver's lookups or anything else that shares the default executor.
+
+Tenants choose the names, so the pool is shared fairly too (:class:`LookupShares`): a lookup made
+for a tenant (the operation's ``scope``) holds one of that tenant's :data:`LOOKUPS_PER_SCOPE`
+shares until the lookup itself ends — not merely until its caller gives up, since the thread
+stays busy — so one tenant whose own DNS stalls can occupy at most that many threads, and other
+tenants' lookups never queue behind it.
 """
 
 from __future__ import annotations
@@ -36,9 +41,11 @@ import contextlib
 import socket
 import ssl
 import threading
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 import httpcore2
 
@@ -47,13 +54,18 @@ from hub.egress.errors import ConnectFailed, DestinationRefused, EgressTimeout, 
 
 __all__ = [
     "DNS_THREADS",
+    "LOOKUPS_PER_SCOPE",
     "Dialer",
+    "LookupShares",
     "PolicyBackend",
     "Resolver",
     "SocketOption",
     "SystemResolver",
     "TcpDialer",
+    "lookup_scope",
 ]
+
+T = TypeVar("T")
 
 SocketOption = (
     tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
@@ -79,8 +91,77 @@ class Dialer(Protocol):
     ) -> httpcore2.AsyncNetworkStream: ...
 
 
-DNS_THREADS = 16
+DNS_THREADS = 32
 """Threads of the process-wide pool that runs the egress ``getaddrinfo`` calls."""
+
+LOOKUPS_PER_SCOPE = 4
+"""Lookups one scope (tenant) may have in flight at once; the rest of its lookups wait their
+turn inside their own deadlines."""
+
+_lookup_scope: ContextVar[str | None] = ContextVar("hub_egress_lookup_scope", default=None)
+
+
+@contextlib.contextmanager
+def lookup_scope(scope: str | None) -> Iterator[None]:
+    """Name the scope (tenant) that lookups made inside the block are counted against."""
+    token = _lookup_scope.set(scope)
+    try:
+        yield
+    finally:
+        _lookup_scope.reset(token)
+
+
+@dataclass
+class _Share:
+    semaphore: asyncio.Semaphore
+    users: int = field(default=0)
+
+
+class LookupShares:
+    """At most ``per_scope`` lookups in flight per scope (unscoped lookups are not counted).
+
+    A share is returned when the lookup ends. A caller that stops waiting (its deadline passed)
+    leaves the lookup running, shielded, with its share held: for the system resolver the
+    thread is still blocked, and letting the tenant start another lookup would hand it one more.
+    """
+
+    def __init__(self, per_scope: int) -> None:
+        self.per_scope = per_scope
+        self._scopes: dict[str, _Share] = {}
+
+    def in_flight(self, scope: str) -> int:
+        """Holders plus waiters for ``scope`` (for tests)."""
+        entry = self._scopes.get(scope)
+        return 0 if entry is None else entry.users
+
+    def _leave(self, scope: str, entry: _Share) -> None:
+        entry.users -= 1
+        if entry.users == 0 and self._scopes.get(scope) is entry:
+            del self._scopes[scope]
+
+    async def run(self, scope: str | None, lookup: Callable[[], Awaitable[T]]) -> T:
+        if scope is None:
+            return await lookup()
+        entry = self._scopes.get(scope)
+        if entry is None:
+            entry = self._scopes[scope] = _Share(asyncio.Semaphore(self.per_scope))
+        entry.users += 1
+        try:
+            await entry.semaphore.acquire()
+        except BaseException:
+            self._leave(scope, entry)
+            raise
+        task = asyncio.ensure_future(lookup())
+
+        def finished(done: asyncio.Future[T]) -> None:
+            entry.semaphore.release()
+            self._leave(scope, entry)
+            if not done.cancelled():
+                done.exception()  # retrieved: an abandoned lookup's failure is not news
+
+        task.add_done_callback(finished)
+        return await asyncio.shield(task)
+
 
 _dns_pool: ThreadPoolExecutor | None = None
 _dns_pool_lock = threading.Lock()
@@ -102,9 +183,23 @@ def _sockaddr_host(sockaddr: tuple[Any, ...]) -> str:
     return host
 
 
+GetAddrInfo = Callable[..., list[tuple[Any, ...]]]
+
+
 class SystemResolver:
     """``getaddrinfo`` on the egress DNS threads (see the module docstring); IP literals answer
-    themselves. The host is the URL's ASCII (IDNA-encoded) host, as httpcore2 passes it."""
+    themselves. The host is the URL's ASCII (IDNA-encoded) host, as httpcore2 passes it.
+
+    ``getaddrinfo`` and ``executor`` default to the system's and the process-wide egress pool;
+    tests pass a function with injected answers (and a small pool) to exercise the threading."""
+
+    def __init__(
+        self,
+        getaddrinfo: GetAddrInfo | None = None,
+        executor: ThreadPoolExecutor | None = None,
+    ) -> None:
+        self._getaddrinfo = getaddrinfo or socket.getaddrinfo
+        self._executor = executor
 
     async def resolve(self, host: str, port: int) -> list[str]:
         literal = parse_address(host)
@@ -116,7 +211,12 @@ class SystemResolver:
             raise socket.gaierror(socket.EAI_NONAME, "not an ASCII host name") from None
         loop = asyncio.get_running_loop()
         infos = await loop.run_in_executor(
-            _dns_executor(), socket.getaddrinfo, encoded, port, 0, socket.SOCK_STREAM
+            self._executor or _dns_executor(),
+            self._getaddrinfo,
+            encoded,
+            port,
+            0,
+            socket.SOCK_STREAM,
         )
         answers: list[str] = []
         for info in infos:
@@ -185,10 +285,17 @@ class _TlsCheckedStream(httpcore2.AsyncNetworkStream):
 class PolicyBackend(httpcore2.AsyncNetworkBackend):
     """The pool's network backend: every new connection is resolved, checked and pinned."""
 
-    def __init__(self, policy: DestinationPolicy, resolver: Resolver, dialer: Dialer) -> None:
+    def __init__(
+        self,
+        policy: DestinationPolicy,
+        resolver: Resolver,
+        dialer: Dialer,
+        shares: LookupShares | None = None,
+    ) -> None:
         self.policy = policy
         self._resolver = resolver
         self._dialer = dialer
+        self.shares = shares or LookupShares(LOOKUPS_PER_SCOPE)
 
     async def connect_tcp(
         self,
@@ -211,9 +318,11 @@ class PolicyBackend(httpcore2.AsyncNetworkBackend):
         raise failure
 
     async def _resolve(self, host: str, port: int, limit_s: float | None) -> list[str]:
+        scope = _lookup_scope.get()
         try:
             async with asyncio.timeout(limit_s):
-                return list(await self._resolver.resolve(host, port))
+                answers = await self.shares.run(scope, lambda: self._resolver.resolve(host, port))
+                return list(answers)
         except TimeoutError:
             failure: Exception = EgressTimeout()
         except OSError:  # socket.gaierror included: the name does not resolve

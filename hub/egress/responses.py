@@ -37,9 +37,11 @@ from hub.egress.limits import ByteBudget
 
 __all__ = [
     "EVENT_STREAM",
+    "MAX_JSON_DEPTH",
     "EgressResponse",
     "ServerSentEvent",
     "StreamedResponse",
+    "json_depth_exceeds",
     "parse_json",
     "translate_httpx_error",
 ]
@@ -56,12 +58,47 @@ def translate_httpx_error(exc: httpx2.HTTPError) -> EgressError:
     return ConnectFailed()
 
 
+#: How deeply an upstream JSON document may nest objects and arrays. Real MCP answers stay far
+#: below; deeper documents cannot be stored (PostgreSQL's JSONB and pydantic's serialiser have
+#: their own limits) and are refused as malformed rather than failing later.
+MAX_JSON_DEPTH = 128
+
+
+def _refuse_constant(name: str) -> Any:
+    # NaN, Infinity and -Infinity are not JSON: PostgreSQL refuses them in JSONB, SQLite stores
+    # null under a hash computed over NaN, and canonical JSON cannot write them back
+    raise ValueError("non-JSON number constant")
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``limit`` levels (iterative)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def parse_json(raw: bytes | str) -> Any:
-    """``json.loads`` whose failure is :class:`InvalidJson`, quoting nothing of the input."""
+    """``json.loads`` whose failure is :class:`InvalidJson`, quoting nothing of the input.
+
+    Refuses the non-JSON constants ``NaN``/``Infinity`` that ``json.loads`` accepts, and
+    documents nested deeper than :data:`MAX_JSON_DEPTH`."""
     try:
-        return jsonlib.loads(raw)
+        value = jsonlib.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
         pass
+    else:
+        if not json_depth_exceeds(value, MAX_JSON_DEPTH):
+            return value
     raise InvalidJson()  # outside the handler: the decode error holds the document
 
 

@@ -50,9 +50,12 @@ async def delete_grant(
     g: str,
     session: SessionDep,
     cache: PolicyCacheDep,
-    access: Annotated[TenantAccess, authorize("grant", "write", item="g")],
+    access: Annotated[
+        TenantAccess, authorize("grant", "write", item="g", tenant_admin_passes=True)
+    ],
 ) -> Response:
-    """Delete a grant; every replica honours it on the next request."""
+    """Delete a grant; every replica honours it on the next request. A tenant_admin may always
+    delete any grant of its tenant."""
     await service.delete_grant(session, cache, access, parse_id(g))
     return Response(status_code=204)
 

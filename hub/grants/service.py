@@ -22,22 +22,26 @@ from hub.grants.policy import (
     Decision,
     GrantRule,
     PolicyError,
+    check_action,
     may_confer,
     parse_conditions,
     validate_pattern,
 )
 from hub.grants.schemas import GrantCheck, GrantCreate
 from hub.grants.templates import ROLE_TEMPLATES
-from hub.models import Grant
+from hub.models import Grant, Principal
 
 __all__ = [
     "apply_role_template",
+    "canonical_resource",
     "check_grant",
     "create_grant",
     "decide",
     "delete_grant",
     "ensure_may_act_as",
     "ensure_may_assign_role",
+    "ensure_may_manage",
+    "is_tenant_admin",
     "list_grants",
     "load_policy",
 ]
@@ -93,12 +97,44 @@ async def decide(
     return policy.decide(resource, action, clock.now())
 
 
-def _validated(data: GrantCreate) -> None:
+def canonical_resource(resource: str, action: str) -> str:
+    """The canonical pattern, with an action its kind has; 400 otherwise (DESIGN §8)."""
     try:
-        validate_pattern(data.resource)
+        canonical = validate_pattern(resource)
+        check_action(canonical, action)
+    except PolicyError as exc:
+        raise BadRequest(str(exc)) from None
+    return canonical
+
+
+def _validated(data: GrantCreate) -> str:
+    resource = canonical_resource(data.resource, data.action)
+    try:
         parse_conditions(data.conditions)
     except PolicyError as exc:
         raise BadRequest(str(exc)) from None
+    return resource
+
+
+def is_tenant_admin(principal: Principal) -> bool:
+    """Who counts as a tenant_admin (DESIGN §8): created with that role and not disabled."""
+    return principal.role == "tenant_admin" and principal.disabled_at is None
+
+
+async def ensure_may_manage(
+    session: AsyncSession, access: TenantAccess, principal: Principal | uuid.UUID
+) -> None:
+    """Role protection (DESIGN §8): only a tenant_admin (or the platform admin) may create,
+    change or delete the grants, keys or principal row of a tenant_admin."""
+    if access.caller.is_platform_admin or access.caller.is_tenant_admin:
+        return
+    if isinstance(principal, uuid.UUID):
+        found = await repository.get_principal(session, access.tenant_id, principal)
+        if found is None:
+            return  # the caller's own lookup answers 404
+        principal = found
+    if is_tenant_admin(principal):
+        raise Forbidden("only a tenant_admin may act on a tenant_admin")
 
 
 async def _ensure_may_confer(
@@ -126,7 +162,7 @@ async def ensure_may_assign_role(
     tenant_admin (or the platform admin) may create a tenant_admin."""
     if role is None or access.caller.is_platform_admin:
         return
-    if role == "tenant_admin" and access.caller.role != "tenant_admin":
+    if role == "tenant_admin" and not access.caller.is_tenant_admin:
         raise Forbidden("only a tenant_admin may create a tenant_admin")
     await _ensure_may_confer(session, cache, access, ROLE_TEMPLATES[role])
 
@@ -137,13 +173,7 @@ async def ensure_may_act_as(
     """Minting a key for another principal hands on all of its power: the caller must hold it."""
     if access.caller.is_platform_admin or principal_id == access.actor_id:
         return
-    target = await repository.get_principal(session, access.tenant_id, principal_id)
-    if (
-        target is not None
-        and target.role == "tenant_admin"
-        and access.caller.role != "tenant_admin"
-    ):
-        raise Forbidden("only a tenant_admin may act for a tenant_admin")
+    await ensure_may_manage(session, access, principal_id)
     _version, grants = await repository.grants_of(session, access.tenant_id, principal_id)
     now = clock.now()
     live = [
@@ -185,15 +215,16 @@ async def apply_role_template(
 async def create_grant(
     session: AsyncSession, cache: PolicyCache, access: TenantAccess, data: GrantCreate
 ) -> Grant:
-    _validated(data)
+    resource = _validated(data)
     principal = await repository.get_principal(session, access.tenant_id, data.principal_id)
     if principal is None:
         raise NotFound("principal not found")
+    await ensure_may_manage(session, access, principal)
     await _ensure_may_confer(
-        session, cache, access, [(data.resource, data.action, data.effect)], data.expires_at
+        session, cache, access, [(resource, data.action, data.effect)], data.expires_at
     )
     duplicate = await repository.find_duplicate(
-        session, access.tenant_id, data.principal_id, data.resource, data.action
+        session, access.tenant_id, data.principal_id, resource, data.action
     )
     if duplicate is not None:
         raise Conflict("the principal already has a grant for this resource and action")
@@ -201,7 +232,7 @@ async def create_grant(
         id=uuid.uuid4(),
         tenant_id=access.tenant_id.value,
         principal_id=data.principal_id,
-        resource=data.resource,
+        resource=resource,
         action=data.action,
         effect=data.effect,
         conditions=data.conditions or {},
@@ -219,7 +250,7 @@ async def create_grant(
         f"grant:{grant.id}",
         {
             "principal_id": str(data.principal_id),
-            "resource": data.resource,
+            "resource": resource,
             "action": data.action,
             "effect": data.effect,
         },
@@ -233,8 +264,10 @@ async def delete_grant(
     grant = await repository.get_grant(session, access.tenant_id, grant_id)
     if grant is None:
         raise NotFound("grant not found")
-    if grant.effect != "allow":
-        # removing a deny or ask can widen what its principal may do: same rule as conferring
+    await ensure_may_manage(session, access, grant.principal_id)
+    if grant.effect != "allow" and not access.caller.is_tenant_admin:
+        # removing a deny or ask can widen what its principal may do: same rule as conferring;
+        # a tenant_admin may always delete any grant, so no grant can lock every admin out
         await _ensure_may_confer(session, cache, access, [(grant.resource, grant.action, "allow")])
     await session.delete(grant)
     await session.flush()
@@ -260,10 +293,11 @@ async def list_grants(
 async def check_grant(
     session: AsyncSession, cache: PolicyCache, access: TenantAccess, data: GrantCheck
 ) -> Decision:
+    resource = canonical_resource(data.resource, data.action)
     principal = await repository.get_principal(session, access.tenant_id, data.principal_id)
     if principal is None:
         raise NotFound("principal not found")
     policy = cache.get(principal.id, principal.grants_version)
     if policy is None:
         policy = await load_policy(session, cache, access.tenant_id, principal.id)
-    return policy.decide(data.resource, data.action, clock.now())
+    return policy.decide(resource, data.action, clock.now())

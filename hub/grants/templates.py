@@ -16,6 +16,8 @@ ROLE_TEMPLATES: Final[dict[str, tuple[TemplateGrant, ...]]] = {
         ("grant:*", "*", "allow"),
         ("approval:*", "*", "allow"),
         ("audit", "*", "allow"),
+        # so an operator can grant tools; only a deployment's own agent calls through it
+        ("tool:*", "call", "allow"),
         *((f"{kind}:*", "read", "allow") for kind in _READ_KINDS),
     ),
     "deployer": (
@@ -23,6 +25,10 @@ ROLE_TEMPLATES: Final[dict[str, tuple[TemplateGrant, ...]]] = {
         ("catalog:*", "*", "allow"),
         ("deployment:*", "*", "allow"),
         ("credential:*", "read", "allow"),
+        # a server, snapshot or deployment naming a credential needs its use (DESIGN §8)
+        ("credential:*", "use", "allow"),
+        # a deployment names its agent
+        ("principal:*", "read", "allow"),
     ),
     "agent": (),
 }

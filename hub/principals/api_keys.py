@@ -153,6 +153,7 @@ async def revoke_key(
     session: AsyncSession, access: TenantAccess, principal_id: uuid.UUID, key_id: uuid.UUID
 ) -> None:
     key = await _tenant_key(session, access, principal_id, key_id)
+    await grants_service.ensure_may_manage(session, access, principal_id)
     if key.revoked_at is None:
         key.revoked_at = clock.now()
         await session.flush()

@@ -78,6 +78,7 @@ async def update_principal(
     session: AsyncSession, access: TenantAccess, principal_id: uuid.UUID, data: PrincipalUpdate
 ) -> Principal:
     principal = await get_principal(session, access, principal_id)
+    await grants_service.ensure_may_manage(session, access, principal)
     changes = data.model_dump(exclude_unset=True, exclude_none=True)
     for field, value in changes.items():
         setattr(principal, field, value)
@@ -97,6 +98,7 @@ async def delete_principal(
 ) -> None:
     """Soft delete: the principal stays readable with status ``disabled``; its keys stop working."""
     principal = await get_principal(session, access, principal_id)
+    await grants_service.ensure_may_manage(session, access, principal)
     if principal.disabled_at is None:
         principal.disabled_at = clock.now()
         await session.flush()

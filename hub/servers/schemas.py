@@ -7,11 +7,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hub.core.paths import HANDLE_PATTERN
 from hub.core.schemas import RequestModel
 
 __all__ = ["HANDLE_PATTERN", "ServerCreate", "ServerRead", "ServerUpdate"]
-
-HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 
 
 class ServerCreate(RequestModel):

@@ -28,14 +28,22 @@ __all__ = [
     "get_server",
     "list_servers",
     "remember_era",
+    "require_credential_use",
     "servers_by_ids",
     "update_server",
 ]
 
 
+async def require_credential_use(access: TenantAccess, credential_id: uuid.UUID | None) -> None:
+    """A credential a request names or uses needs ``credential:<c>`` : ``use`` (DESIGN §8)."""
+    if credential_id is not None:
+        await access.require(f"credential:{credential_id}", "use")
+
+
 async def create_server(
     session: AsyncSession, ctx: UpstreamContext, access: TenantAccess, data: ServerCreate
 ) -> Server:
+    await require_credential_use(access, data.credential_id)
     target = await resolve_target(session, ctx, access.tenant_id, data.url, data.credential_id)
     if await repository.handle_ever_used(session, access.tenant_id, data.handle):
         raise Conflict("this handle is taken (handles of deleted servers are not reused)")
@@ -100,6 +108,8 @@ async def update_server(
     changes = data.model_dump(exclude_unset=True)
     url = changes.get("url") or server.url
     credential_id = changes.get("credential_id", server.credential_id)
+    if "credential_id" in changes:
+        await require_credential_use(access, credential_id)
     target = await resolve_target(session, ctx, access.tenant_id, url, credential_id)
     if target.url != server.url and await repository.is_referenced(
         session, access.tenant_id, server.id

@@ -109,11 +109,17 @@ async def test_every_response_has_request_id(error_client: httpx2.AsyncClient) -
     assert other.headers["x-request-id"] != ok.headers["x-request-id"]
 
 
-async def test_safe_incoming_request_id_is_kept(error_client: httpx2.AsyncClient) -> None:
+async def test_client_request_id_is_echoed_but_never_adopted(
+    error_client: httpx2.AsyncClient,
+) -> None:
     response = await error_client.get("/healthz", headers={"x-request-id": "trace-12345678"})
-    assert response.headers["x-request-id"] == "trace-12345678"
+    assert response.headers["x-request-id"] != "trace-12345678"
+    assert response.headers["x-client-request-id"] == "trace-12345678"
+    again = await error_client.get("/healthz", headers={"x-request-id": "trace-12345678"})
+    assert again.headers["x-request-id"] != response.headers["x-request-id"]
     hostile = await error_client.get("/healthz", headers={"x-request-id": "bad id\twith spaces"})
     assert hostile.headers["x-request-id"] != "bad id\twith spaces"
+    assert "x-client-request-id" not in hostile.headers
 
 
 async def test_openapi_documents_400_not_422(error_client: httpx2.AsyncClient) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx2
-from sqlalchemy import select
+import pytest
 
 from hub.core.db import Database
-from hub.models import AuditEvent
+from hub.deployments.wirenames import WIRE_NAME
 from tests.support.factories import (
     Actor,
     make_catalog,
@@ -18,25 +20,38 @@ from tests.support.factories import (
     make_tenant,
     tool,
 )
+from tests.support.stories import TenantAdmin, audit_events, make_tenant_admin
 
 
-@dataclass
+@dataclass(frozen=True)
 class World:
-    t: uuid.UUID
-    admin: Actor
+    """A tenant with its admin, two agents, and the servers ``linear`` and ``github``.
+
+    ``linear`` has ``search``, ``delete_issue`` (destructive) and ``create.issue``; ``github`` has
+    ``search`` and a 100-character name. Both catalogs are version 1.
+    """
+
+    team: TenantAdmin
     agent: Actor
     other: Actor
 
+    @property
+    def admin(self) -> Actor:
+        return self.team.admin
 
-async def _world(database: Database) -> World:
-    tenant = await make_tenant(database)
-    admin = await make_principal(database, tenant.id)
-    agent = await make_principal(database, tenant.id, role="agent", kind="agent")
-    other_agent = await make_principal(database, tenant.id, role="agent", kind="agent")
-    linear = await make_server(database, tenant.id, "linear")
+    def deployments(self, *parts: object) -> str:
+        return self.team.url("deployments", *parts)
+
+
+@pytest.fixture
+async def world(database: Database) -> World:
+    team = await make_tenant_admin(database)
+    agent = await make_principal(database, team.tenant_id, role="agent", kind="agent")
+    other_agent = await make_principal(database, team.tenant_id, role="agent", kind="agent")
+    linear = await make_server(database, team.tenant_id, "linear")
     await make_catalog(
         database,
-        tenant.id,
+        team.tenant_id,
         linear,
         [
             tool("search"),
@@ -44,18 +59,49 @@ async def _world(database: Database) -> World:
             tool("create.issue"),
         ],
     )
-    gh = await make_server(database, tenant.id, "github", "https://api.github.com/mcp")
-    await make_catalog(database, tenant.id, gh, [tool("search"), tool("x" * 100)])
-    return World(tenant.id, admin, agent, other_agent)
+    gh = await make_server(database, team.tenant_id, "github", "https://api.github.com/mcp")
+    await make_catalog(database, team.tenant_id, gh, [tool("search"), tool("x" * 100)])
+    return World(team, agent, other_agent)
 
 
-async def test_create_read_bundle_with_etag(client: httpx2.AsyncClient, database: Database) -> None:
-    w = await _world(database)
-    admin, agent = w.admin, w.agent
-    body = {
-        "agent_id": str(agent.principal_id),
-        "name": "support bot",
-        "entries": [
+async def _deploy(
+    client: httpx2.AsyncClient, w: World, entries: list[dict[str, object]], **extra: object
+) -> dict[str, Any]:
+    """Deploy ``entries`` to ``w.agent`` as the admin (asserting 201); the deployment's data."""
+    created = await client.post(
+        w.deployments(),
+        json={"agent_id": str(w.agent.principal_id), "entries": entries, **extra},
+        headers=w.admin.headers,
+    )
+    assert created.status_code == 201, created.text
+    data: dict[str, Any] = created.json()["data"]
+    return data
+
+
+# ---------------------------------------------------------------- the bundle and its ETag
+@dataclass(frozen=True)
+class Bundled:
+    """A deployment of ``linear`` then ``github`` and the first read of its bundle by its agent."""
+
+    world: World
+    deployment: dict[str, Any]
+    url: str
+    first: httpx2.Response
+
+    @property
+    def etag(self) -> str:
+        return self.first.headers["etag"]
+
+    def tools_of_linear(self) -> dict[str, dict[str, Any]]:
+        return {t["name"]: t for t in self.first.json()["data"]["servers"][0]["tools"]}
+
+
+@pytest.fixture
+async def bundled(client: httpx2.AsyncClient, world: World) -> Bundled:
+    deployment = await _deploy(
+        client,
+        world,
+        [
             {
                 "server": "linear",
                 "catalog_version": 1,
@@ -63,154 +109,245 @@ async def test_create_read_bundle_with_etag(client: httpx2.AsyncClient, database
             },
             {"server": "github", "catalog_version": 1},
         ],
-    }
-    url = f"/tenants/{w.t}/deployments"
-    created = await client.post(url, json=body, headers=admin.headers)
-    assert created.status_code == 201, created.text
-    d = created.json()["data"]
-    assert [e["server"] for e in d["entries"]] == ["linear", "github"]
-    bundle_url = f"{url}/{d['id']}/bundle"
-    first = await client.get(bundle_url, headers=agent.headers)
+        name="support bot",
+    )
+    url = world.deployments(deployment["id"], "bundle")
+    first = await client.get(url, headers=world.agent.headers)
     assert first.status_code == 200, first.text
-    etag = first.headers["etag"]
-    assert etag.startswith('"')
-    bundle = first.json()["data"]
-    assert bundle["deployment_id"] == d["id"]
-    linear = bundle["servers"][0]
+    return Bundled(world, deployment, url, first)
+
+
+async def test_create_keeps_the_order_of_the_entries(bundled: Bundled) -> None:
+    assert [e["server"] for e in bundled.deployment["entries"]] == ["linear", "github"]
+
+
+async def test_bundle_has_a_quoted_etag(bundled: Bundled) -> None:
+    assert bundled.etag.startswith('"')
+
+
+async def test_bundle_names_its_deployment(bundled: Bundled) -> None:
+    assert bundled.first.json()["data"]["deployment_id"] == bundled.deployment["id"]
+
+
+async def test_bundle_server_has_its_handle_and_no_credential(bundled: Bundled) -> None:
+    linear = bundled.first.json()["data"]["servers"][0]
     assert linear["handle"] == "linear"
     assert linear["credential_id"] is None
-    by_name = {t["name"]: t for t in linear["tools"]}
-    assert by_name["search"]["grant_key"] == "tool:linear.search"
-    assert by_name["search"]["wire_name"] == "linear__search"
-    assert by_name["search"]["allow_without_ask"] is True
-    assert by_name["delete_issue"]["allow_without_ask"] is False  # destructive
-    assert by_name["create.issue"]["wire_name"].startswith("linear__create_issue_")
-    assert len(by_name["search"]["sha256"]) == 64
-    assert "secret" not in first.text
-    again = await client.get(bundle_url, headers=agent.headers)
-    assert again.headers["etag"] == etag
-    assert again.json() == first.json()
+
+
+async def test_bundle_tool_has_grant_key_wire_name_and_hash(bundled: Bundled) -> None:
+    search = bundled.tools_of_linear()["search"]
+    assert search["grant_key"] == "tool:linear.search"
+    assert search["wire_name"] == "linear__search"
+    assert len(search["sha256"]) == 64
+
+
+async def test_tool_listed_in_allow_without_ask_is_allowed_without_ask(bundled: Bundled) -> None:
+    assert bundled.tools_of_linear()["search"]["allow_without_ask"] is True
+
+
+async def test_destructive_tool_is_never_allowed_without_ask(bundled: Bundled) -> None:
+    assert bundled.tools_of_linear()["delete_issue"]["allow_without_ask"] is False
+
+
+async def test_dotted_tool_name_gets_a_sanitised_wire_name(bundled: Bundled) -> None:
+    wire_name = bundled.tools_of_linear()["create.issue"]["wire_name"]
+    assert wire_name.startswith("linear__create_issue_")
+
+
+async def test_bundle_holds_no_secret(bundled: Bundled) -> None:
+    assert "secret" not in bundled.first.text
+
+
+async def test_bundle_reads_the_same_twice(client: httpx2.AsyncClient, bundled: Bundled) -> None:
+    again = await client.get(bundled.url, headers=bundled.world.agent.headers)
+    assert again.headers["etag"] == bundled.etag
+    assert again.json() == bundled.first.json()
+
+
+async def test_matching_etag_answers_304_with_no_body(
+    client: httpx2.AsyncClient, bundled: Bundled
+) -> None:
     cached = await client.get(
-        bundle_url,
-        headers={**agent.headers, "if-none-match": etag},
+        bundled.url, headers={**bundled.world.agent.headers, "if-none-match": bundled.etag}
     )
     assert cached.status_code == 304
     assert cached.content == b""
+
+
+async def test_changed_deployment_answers_200_with_a_new_etag(
+    client: httpx2.AsyncClient, bundled: Bundled
+) -> None:
+    w = bundled.world
     patched = await client.patch(
-        f"{url}/{d['id']}",
+        w.deployments(bundled.deployment["id"]),
         json={"entries": [{"server": "github", "catalog_version": 1}]},
-        headers=admin.headers,
+        headers=w.admin.headers,
     )
     assert patched.status_code == 200
     changed = await client.get(
-        bundle_url,
-        headers={**agent.headers, "if-none-match": etag},
+        bundled.url, headers={**w.agent.headers, "if-none-match": bundled.etag}
     )
     assert changed.status_code == 200
-    assert changed.headers["etag"] != etag
+    assert changed.headers["etag"] != bundled.etag
 
 
-async def test_self_rule_and_other_agents(client: httpx2.AsyncClient, database: Database) -> None:
-    w = await _world(database)
-    admin, agent, other = w.admin, w.agent, w.other
-    url = f"/tenants/{w.t}/deployments"
-    created = await client.post(
-        url,
-        json={
-            "agent_id": str(agent.principal_id),
-            "entries": [{"server": "github", "catalog_version": 1}],
-        },
-        headers=admin.headers,
-    )
-    bundle_url = f"{url}/{created.json()['data']['id']}/bundle"
-    assert (await client.get(bundle_url, headers=agent.headers)).status_code == 200
-    assert (await client.get(bundle_url, headers=other.headers)).status_code == 403
-    missing = f"{url}/{uuid.uuid4()}/bundle"
-    assert (await client.get(missing, headers=other.headers)).status_code == 403
-    # the deployment itself (not the bundle) needs a grant even for its own agent
-    own = f"{url}/{created.json()['data']['id']}"
-    assert (await client.get(own, headers=agent.headers)).status_code == 403
-    other_tenant = await make_tenant(database)
-    stranger = await make_principal(database, other_tenant.id, role="agent", kind="agent")
-    # another tenant's bundle: 404 (the tenant in the path is not the caller's)
-    assert (await client.get(bundle_url, headers=stranger.headers)).status_code == 404
-    # its id under the caller's own tenant: 403 without a grant (checks run before lookups)
-    cross = bundle_url.replace(str(w.t), str(other_tenant.id))
-    assert (await client.get(cross, headers=stranger.headers)).status_code == 403
+# ---------------------------------------------------------------- who may read a bundle
+@pytest.fixture
+async def deployed(client: httpx2.AsyncClient, world: World) -> str:
+    """The id of a deployment of ``github`` to ``world.agent``."""
+    deployment = await _deploy(client, world, [{"server": "github", "catalog_version": 1}])
+    made: str = deployment["id"]
+    return made
 
 
-async def test_bad_input(client: httpx2.AsyncClient, database: Database) -> None:
-    w = await _world(database)
-    admin, agent = w.admin, w.agent
-    url = f"/tenants/{w.t}/deployments"
-    aid = str(agent.principal_id)
-
-    async def post(body: dict[str, object]) -> int:
-        r = await client.post(url, json=body, headers=admin.headers)
-        assert r.status_code < 500
-        return r.status_code
-
-    entry = {"server": "linear", "catalog_version": 1}
-    assert await post({"agent_id": aid, "entries": [{**entry, "catalog_version": 7}]}) == 404
-    assert await post({"agent_id": aid, "entries": [{**entry, "server": "nope"}]}) == 404
-    assert await post({"agent_id": aid, "entries": [{**entry, "server": "Bad.Handle"}]}) == 400
-    assert await post({"agent_id": aid, "entries": [{**entry, "allow_without_ask": ["zz"]}]}) == 400
-    assert await post({"agent_id": aid, "entries": [entry, entry]}) == 400
-    admin_id = str(admin.principal_id)
-    assert await post({"agent_id": admin_id, "entries": [entry]}) == 400
-    assert await post({"agent_id": str(uuid.uuid4()), "entries": [entry]}) == 404
-    assert await post({"agent_id": "not-a-uuid", "entries": [entry]}) == 400
-    assert await post({"agent_id": aid, "entries": [{**entry, "catalog_version": 0}]}) == 400
-    assert await post({"agent_id": aid, "entries": [entry]}) == 201
-
-
-async def test_changes_are_audited(client: httpx2.AsyncClient, database: Database) -> None:
-    w = await _world(database)
-    admin, agent = w.admin, w.agent
-    url = f"/tenants/{w.t}/deployments"
-    created = await client.post(
-        url,
-        json={
-            "agent_id": str(agent.principal_id),
-            "entries": [{"server": "linear", "catalog_version": 1}],
-        },
-        headers=admin.headers,
-    )
-    did = created.json()["data"]["id"]
-    await client.patch(f"{url}/{did}", json={"name": "n"}, headers=admin.headers)
-    await client.delete(f"{url}/{did}", headers=admin.headers)
-    async with database.session(write=False) as session:
-        actions = (
-            (
-                await session.execute(
-                    select(AuditEvent.action).where(AuditEvent.resource == f"deployment:{did}")
-                )
-            )
-            .scalars()
-            .all()
-        )
-    assert sorted(actions) == ["deployment.create", "deployment.delete", "deployment.update"]
-
-
-async def test_two_hundred_awkward_tool_names_bundle_stably(
-    client: httpx2.AsyncClient, database: Database
+async def test_agent_reads_its_own_bundle(
+    client: httpx2.AsyncClient, world: World, deployed: str
 ) -> None:
-    from hub.deployments.wirenames import WIRE_NAME
+    url = world.deployments(deployed, "bundle")
+    assert (await client.get(url, headers=world.agent.headers)).status_code == 200
 
-    tenant = await make_tenant(database)
-    admin = await make_principal(database, tenant.id)
-    agent = await make_principal(database, tenant.id, role="agent", kind="agent")
 
-    def awkward(prefix: str) -> list[dict[str, object]]:
-        names = [f"{prefix}.op.{i}" for i in range(96)]  # dots
-        names += ["n" * 100, "a b", "a_b", "plain"]  # 100 chars; a collision after sanitising
-        return [tool(n, description=f"does {n} with spaces") for n in names]
+async def test_other_agent_reads_403(
+    client: httpx2.AsyncClient, world: World, deployed: str
+) -> None:
+    url = world.deployments(deployed, "bundle")
+    assert (await client.get(url, headers=world.other.headers)).status_code == 403
 
+
+async def test_missing_bundle_reads_403_not_404(client: httpx2.AsyncClient, world: World) -> None:
+    url = world.deployments(uuid.uuid4(), "bundle")
+    assert (await client.get(url, headers=world.other.headers)).status_code == 403
+
+
+async def test_agent_needs_a_grant_to_read_its_own_deployment(
+    client: httpx2.AsyncClient, world: World, deployed: str
+) -> None:
+    # the deployment itself (not the bundle) needs a grant even for its own agent
+    url = world.deployments(deployed)
+    assert (await client.get(url, headers=world.agent.headers)).status_code == 403
+
+
+@pytest.fixture
+async def stranger(database: Database) -> Actor:
+    """An agent of another tenant."""
+    other_tenant = await make_tenant(database)
+    return await make_principal(database, other_tenant.id, role="agent", kind="agent")
+
+
+async def test_other_tenant_reads_404(
+    client: httpx2.AsyncClient, world: World, deployed: str, stranger: Actor
+) -> None:
+    # another tenant's bundle: 404 (the tenant in the path is not the caller's)
+    url = world.deployments(deployed, "bundle")
+    assert (await client.get(url, headers=stranger.headers)).status_code == 404
+
+
+async def test_other_tenants_id_under_own_tenant_reads_403(
+    client: httpx2.AsyncClient, deployed: str, stranger: Actor
+) -> None:
+    # its id under the caller's own tenant: 403 without a grant (checks run before lookups)
+    url = f"/tenants/{stranger.tenant_id}/deployments/{deployed}/bundle"
+    assert (await client.get(url, headers=stranger.headers)).status_code == 403
+
+
+# ---------------------------------------------------------------- bad input
+Body = Callable[[World], dict[str, object]]
+ENTRY: dict[str, object] = {"server": "linear", "catalog_version": 1}
+
+
+def _to_agent(*entries: dict[str, object]) -> Body:
+    return lambda w: {"agent_id": str(w.agent.principal_id), "entries": list(entries)}
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        pytest.param(_to_agent({**ENTRY, "catalog_version": 7}), 404, id="unknown-version"),
+        pytest.param(_to_agent({**ENTRY, "server": "nope"}), 404, id="unknown-server"),
+        pytest.param(_to_agent({**ENTRY, "server": "Bad.Handle"}), 400, id="bad-handle"),
+        pytest.param(_to_agent({**ENTRY, "allow_without_ask": ["zz"]}), 400, id="unknown-tool"),
+        pytest.param(_to_agent(ENTRY, ENTRY), 400, id="server-twice"),
+        pytest.param(
+            lambda w: {"agent_id": str(w.admin.principal_id), "entries": [ENTRY]},
+            400,
+            id="not-an-agent",
+        ),
+        pytest.param(
+            lambda w: {"agent_id": str(uuid.uuid4()), "entries": [ENTRY]}, 404, id="no-agent"
+        ),
+        pytest.param(
+            lambda w: {"agent_id": "not-a-uuid", "entries": [ENTRY]}, 400, id="agent-not-a-uuid"
+        ),
+        pytest.param(_to_agent({**ENTRY, "catalog_version": 0}), 400, id="version-zero"),
+    ],
+)
+async def test_bad_body_is_a_clear_4xx(
+    client: httpx2.AsyncClient, world: World, body: Body, status: int
+) -> None:
+    response = await client.post(world.deployments(), json=body(world), headers=world.admin.headers)
+    assert response.status_code < 500
+    assert response.status_code == status, response.text
+
+
+async def test_valid_body_is_201(client: httpx2.AsyncClient, world: World) -> None:
+    body = _to_agent(ENTRY)(world)
+    response = await client.post(world.deployments(), json=body, headers=world.admin.headers)
+    assert response.status_code == 201, response.text
+
+
+# ---------------------------------------------------------------- audit
+async def _change(client: httpx2.AsyncClient, w: World, change: str) -> str:
+    """Create a deployment of ``linear``, then apply ``change`` to it; the deployment's id."""
+    deployment_id: str = (await _deploy(client, w, [ENTRY]))["id"]
+    if change == "update":
+        response = await client.patch(
+            w.deployments(deployment_id), json={"name": "n"}, headers=w.admin.headers
+        )
+        assert response.status_code == 200, response.text
+    elif change == "delete":
+        response = await client.delete(w.deployments(deployment_id), headers=w.admin.headers)
+        assert response.status_code == 204, response.text
+    return deployment_id
+
+
+@pytest.mark.parametrize(
+    ("change", "actions"),
+    [
+        ("create", ["deployment.create"]),
+        ("update", ["deployment.create", "deployment.update"]),
+        ("delete", ["deployment.create", "deployment.delete"]),
+    ],
+)
+async def test_change_is_audited(
+    client: httpx2.AsyncClient, database: Database, world: World, change: str, actions: list[str]
+) -> None:
+    deployment_id = await _change(client, world, change)
+    events = await audit_events(database, resource=f"deployment:{deployment_id}")
+    assert sorted(e.action for e in events) == actions
+
+
+# ---------------------------------------------------------------- wire names at scale
+def _awkward(prefix: str) -> list[dict[str, object]]:
+    names = [f"{prefix}.op.{i}" for i in range(96)]  # dots
+    names += ["n" * 100, "a b", "a_b", "plain"]  # 100 chars; a collision after sanitising
+    return [tool(n, description=f"does {n} with spaces") for n in names]
+
+
+@pytest.fixture
+async def awkward_bundle(
+    client: httpx2.AsyncClient, database: Database
+) -> tuple[httpx2.Response, httpx2.Response]:
+    """Two reads of the bundle of two servers with 100 awkwardly named tools each."""
+    team = await make_tenant_admin(database)
+    agent = await make_principal(database, team.tenant_id, role="agent", kind="agent")
     for handle in ("alpha", "beta"):
-        server_id = await make_server(database, tenant.id, handle, f"https://{handle}.example/mcp")
-        await make_catalog(database, tenant.id, server_id, awkward(handle))
+        server_id = await make_server(
+            database, team.tenant_id, handle, f"https://{handle}.example/mcp"
+        )
+        await make_catalog(database, team.tenant_id, server_id, _awkward(handle))
     created = await client.post(
-        f"/tenants/{tenant.id}/deployments",
+        team.url("deployments"),
         json={
             "agent_id": str(agent.principal_id),
             "entries": [
@@ -218,14 +355,31 @@ async def test_two_hundred_awkward_tool_names_bundle_stably(
                 {"server": "beta", "catalog_version": 1},
             ],
         },
-        headers=admin.headers,
+        headers=team.admin.headers,
     )
-    url = f"/tenants/{tenant.id}/deployments/{created.json()['data']['id']}/bundle"
-    first = await client.get(url, headers=agent.headers)
-    second = await client.get(url, headers=agent.headers)
-    assert first.headers["etag"] == second.headers["etag"]
-    names = [t["wire_name"] for s in first.json()["data"]["servers"] for t in s["tools"]]
+    url = team.url("deployments", created.json()["data"]["id"], "bundle")
+    return (
+        await client.get(url, headers=agent.headers),
+        await client.get(url, headers=agent.headers),
+    )
+
+
+def _wire_names(bundle: httpx2.Response) -> list[str]:
+    return [t["wire_name"] for s in bundle.json()["data"]["servers"] for t in s["tools"]]
+
+
+async def test_two_hundred_awkward_tool_names_get_unique_valid_wire_names(
+    awkward_bundle: tuple[httpx2.Response, httpx2.Response],
+) -> None:
+    names = _wire_names(awkward_bundle[0])
     assert len(names) == 200
     assert len(set(names)) == 200
     assert all(WIRE_NAME.match(n) for n in names)
-    assert names == [t["wire_name"] for s in second.json()["data"]["servers"] for t in s["tools"]]
+
+
+async def test_two_hundred_awkward_tool_names_bundle_stably(
+    awkward_bundle: tuple[httpx2.Response, httpx2.Response],
+) -> None:
+    first, second = awkward_bundle
+    assert first.headers["etag"] == second.headers["etag"]
+    assert _wire_names(first) == _wire_names(second)

@@ -21,6 +21,7 @@ from tests.egress.support import fetch, json_responder
 
 class RecordingResolver(SystemResolver):
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[str] = []
 
     async def resolve(self, host: str, port: int) -> list[str]:

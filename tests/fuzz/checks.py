@@ -1,10 +1,13 @@
 """The properties every fuzzed response must hold, as schemathesis checks.
 
 - ``not_a_server_error`` (schemathesis' own): no 5xx, ever;
+- ``response_schema_conformance`` (schemathesis' own): every body matches the schema the
+  document declares for its status — for 2xx the typed ``Envelope[…Read]`` of the route;
 - :func:`error_shape`: one ``x-request-id`` on every response; an error body is exactly
   ``{"error": {"code", "message", "request_id", …}}`` (DESIGN §4, §13) whose ``request_id`` is
-  that header, whose extra fields are only ``reason`` and ``details`` (items exactly
-  ``{loc, msg}``: never pydantic's ``input`` or ``ctx``), and every 401 body is the same one;
+  that header, whose extra fields are only ``reason``, ``details`` (items exactly ``{loc, msg}``:
+  never pydantic's ``input`` or ``ctx``) and, on a 403, ``resource`` and ``action``; and every
+  401 body is the same one;
 - :func:`known_status`: the status is documented for the operation or a standard error;
 - the check :func:`make_no_secret_echoed` builds: no canary and no seeded key in any header or
   body.
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schemathesis import Case, CheckContext, Response
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import not_a_server_error, response_schema_conformance
 
 __all__ = [
     "STANDARD_ERRORS",
@@ -27,13 +30,14 @@ __all__ = [
     "known_status",
     "make_no_secret_echoed",
     "not_a_server_error",
+    "response_schema_conformance",
 ]
 
 STANDARD_ERRORS = frozenset({400, 401, 403, 404, 409, 422})
 UNAUTHORIZED = {"code": "unauthorized", "message": "a valid API key is required"}
 _CODE = re.compile(r"^[a-z][a-z0-9_]*$")
 _ERROR_FIELDS = {"code", "message", "request_id"}
-_ERROR_EXTRAS = {"details", "reason"}
+_ERROR_EXTRAS = {"details", "reason", "resource", "action"}
 
 Check = Callable[[CheckContext, Response, Case[Any]], bool | None]
 

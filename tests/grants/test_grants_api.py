@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import httpx2
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
 
 from hub.app import create_app
 from hub.core.db import Database
 from hub.core.settings import Settings
-from hub.models import AuditEvent
 from tests.support.factories import Actor, make_principal, make_tenant
+from tests.support.stories import TenantAdmin, audit_events, make_tenant_admin
 
 
 @pytest.fixture
@@ -35,123 +35,165 @@ async def _grant(
     return await client.post(f"/tenants/{tenant_id}/grants", json=body, headers=actor.headers)
 
 
-async def test_grant_lifecycle_and_check(client: httpx2.AsyncClient, database: Database) -> None:
-    tenant = await make_tenant(database)
-    admin = await make_principal(database, tenant.id)
-    agent = await make_principal(database, tenant.id, role="agent", kind="agent")
+async def _check(
+    client: httpx2.AsyncClient, team: TenantAdmin, principal: Actor, resource: str
+) -> httpx2.Response:
+    """``POST …/grants/check``: may ``principal`` ``call`` ``resource``?"""
+    return await client.post(
+        team.url("grants", "check"),
+        json={"principal_id": str(principal.principal_id), "resource": resource, "action": "call"},
+        headers=team.admin.headers,
+    )
+
+
+@dataclass(frozen=True)
+class Story:
+    """A tenant with its admin, an agent, and (when made) one grant the admin gave the agent."""
+
+    team: TenantAdmin
+    agent: Actor
+    grant_id: str = ""
+
+    def allow(self, resource: str, **extra: object) -> dict[str, object]:
+        """A grant body allowing the agent to ``call`` ``resource``."""
+        return {
+            "principal_id": str(self.agent.principal_id),
+            "resource": resource,
+            "action": "call",
+            "effect": "allow",
+            **extra,
+        }
+
+
+async def _story(database: Database, agent_role: str | None) -> Story:
+    team = await make_tenant_admin(database)
+    agent = await make_principal(database, team.tenant_id, role=agent_role, kind="agent")
+    return Story(team, agent)
+
+
+@pytest.fixture
+async def story(database: Database) -> Story:
+    """A tenant, its admin and an agent without a role (so without grants)."""
+    return await _story(database, None)
+
+
+@pytest.fixture
+async def granted(client: httpx2.AsyncClient, database: Database) -> Story:
+    """An agent of role ``agent`` its admin allowed ``call`` on ``tool:lin.*`` (answered 201)."""
+    story = await _story(database, "agent")
     created = await _grant(
-        client,
-        admin,
-        tenant.id,
-        principal_id=str(agent.principal_id),
-        resource="tool:lin.*",
-        action="call",
-        effect="allow",
+        client, story.team.admin, story.team.tenant_id, **story.allow("tool:lin.*")
     )
     assert created.status_code == 201, created.text
-    grant = created.json()["data"]
-    check = await client.post(
-        f"/tenants/{tenant.id}/grants/check",
-        json={
-            "principal_id": str(agent.principal_id),
-            "resource": "tool:lin.search",
-            "action": "call",
-        },
-        headers=admin.headers,
-    )
-    assert check.json()["data"] == {"effect": "allow", "grant_id": grant["id"]}
-    other = await client.post(
-        f"/tenants/{tenant.id}/grants/check",
-        json={
-            "principal_id": str(agent.principal_id),
-            "resource": "tool:linx.search",
-            "action": "call",
-        },
-        headers=admin.headers,
-    )
-    assert other.json()["data"] == {"effect": "deny", "grant_id": None}
-    listed = await client.get(
-        f"/tenants/{tenant.id}/grants",
-        params={"principal_id": str(agent.principal_id)},
-        headers=admin.headers,
-    )
-    assert [g["id"] for g in listed.json()["data"]] == [grant["id"]]
-    deleted = await client.delete(
-        f"/tenants/{tenant.id}/grants/{grant['id']}", headers=admin.headers
-    )
-    assert deleted.status_code == 204
-    again = await client.delete(f"/tenants/{tenant.id}/grants/{grant['id']}", headers=admin.headers)
-    assert again.status_code == 404
+    return Story(story.team, story.agent, created.json()["data"]["id"])
 
 
-async def test_grant_input_rules(client: httpx2.AsyncClient, database: Database) -> None:
-    tenant = await make_tenant(database)
-    other_tenant = await make_tenant(database)
-    admin = await make_principal(database, tenant.id)
-    agent = await make_principal(database, tenant.id, role=None, kind="agent")
-    stranger = await make_principal(database, other_tenant.id, role=None)
-    base = {"principal_id": str(agent.principal_id), "action": "call", "effect": "allow"}
-    for resource in ["tool:lin*", "tool:*.x", "*foo", "", "nonsense:*", "audit:x", "tool:a b"]:
-        response = await _grant(client, admin, tenant.id, **{**base, "resource": resource})
-        assert response.status_code == 400, resource
-    bad_action = await _grant(
-        client, admin, tenant.id, **{**base, "resource": "tool:*", "action": "fly"}
-    )
-    assert bad_action.status_code == 400
-    assert "fly" not in bad_action.text
-    bad_condition = await _grant(
-        client, admin, tenant.id, **{**base, "resource": "tool:*", "conditions": {"ip": "x"}}
-    )
-    assert bad_condition.status_code == 400
-    bad_window = await _grant(
-        client,
-        admin,
-        tenant.id,
-        **{**base, "resource": "tool:*", "conditions": {"time_window": {"start": "9am"}}},
-    )
-    assert bad_window.status_code == 400
-    elsewhere = await _grant(
-        client,
-        admin,
-        tenant.id,
-        **{**base, "resource": "tool:*", "principal_id": str(stranger.principal_id)},
-    )
-    assert elsewhere.status_code == 404
-    ok = await _grant(client, admin, tenant.id, **{**base, "resource": "tool:*"})
-    assert ok.status_code == 201
-    duplicate = await _grant(
-        client, admin, tenant.id, **{**base, "resource": "tool:*", "effect": "deny"}
-    )
-    assert duplicate.status_code == 409
-    bad_cursor = await client.get(f"/tenants/{tenant.id}/grants?cursor=zzz", headers=admin.headers)
-    assert bad_cursor.status_code == 400
-
-
-async def test_pagination_walks_every_grant_once(
-    client: httpx2.AsyncClient, database: Database
+# ---------------------------------------------------------------- lifecycle and check
+async def test_check_inside_the_pattern_is_allowed_by_the_grant(
+    client: httpx2.AsyncClient, granted: Story
 ) -> None:
-    tenant = await make_tenant(database)
-    admin = await make_principal(database, tenant.id)
-    agent = await make_principal(database, tenant.id, role=None, kind="agent")
+    check = await _check(client, granted.team, granted.agent, "tool:lin.search")
+    assert check.json()["data"] == {"effect": "allow", "grant_id": granted.grant_id}
+
+
+async def test_check_outside_the_pattern_is_denied(
+    client: httpx2.AsyncClient, granted: Story
+) -> None:
+    check = await _check(client, granted.team, granted.agent, "tool:linx.search")
+    assert check.json()["data"] == {"effect": "deny", "grant_id": None}
+
+
+async def test_list_by_principal_shows_its_grant(
+    client: httpx2.AsyncClient, granted: Story
+) -> None:
+    listed = await client.get(
+        granted.team.url("grants"),
+        params={"principal_id": str(granted.agent.principal_id)},
+        headers=granted.team.admin.headers,
+    )
+    assert [g["id"] for g in listed.json()["data"]] == [granted.grant_id]
+
+
+async def test_deleting_a_grant_answers_204(client: httpx2.AsyncClient, granted: Story) -> None:
+    url = granted.team.url("grants", granted.grant_id)
+    assert (await client.delete(url, headers=granted.team.admin.headers)).status_code == 204
+
+
+async def test_deleting_a_deleted_grant_is_404(client: httpx2.AsyncClient, granted: Story) -> None:
+    url = granted.team.url("grants", granted.grant_id)
+    await client.delete(url, headers=granted.team.admin.headers)
+    assert (await client.delete(url, headers=granted.team.admin.headers)).status_code == 404
+
+
+# ---------------------------------------------------------------- input rules
+@pytest.mark.parametrize(
+    "resource", ["tool:lin*", "tool:*.x", "*foo", "", "nonsense:*", "audit:x", "tool:a b"]
+)
+async def test_bad_resource_is_400(client: httpx2.AsyncClient, story: Story, resource: str) -> None:
+    response = await _grant(client, story.team.admin, story.team.tenant_id, **story.allow(resource))
+    assert response.status_code == 400
+
+
+async def test_bad_action_is_400_without_echoing_it(
+    client: httpx2.AsyncClient, story: Story
+) -> None:
+    body = {**story.allow("tool:*"), "action": "fly"}
+    response = await _grant(client, story.team.admin, story.team.tenant_id, **body)
+    assert response.status_code == 400
+    assert "fly" not in response.text
+
+
+@pytest.mark.parametrize(
+    "conditions",
+    [{"ip": "x"}, {"time_window": {"start": "9am"}}],
+    ids=["unknown-condition", "bad-time-window"],
+)
+async def test_bad_condition_is_400(
+    client: httpx2.AsyncClient, story: Story, conditions: dict[str, object]
+) -> None:
+    body = story.allow("tool:*", conditions=conditions)
+    response = await _grant(client, story.team.admin, story.team.tenant_id, **body)
+    assert response.status_code == 400
+
+
+async def test_principal_of_another_tenant_reads_404(
+    client: httpx2.AsyncClient, database: Database, story: Story
+) -> None:
+    other_tenant = await make_tenant(database)
+    stranger = await make_principal(database, other_tenant.id, role=None)
+    body = {**story.allow("tool:*"), "principal_id": str(stranger.principal_id)}
+    response = await _grant(client, story.team.admin, story.team.tenant_id, **body)
+    assert response.status_code == 404
+
+
+async def test_same_principal_resource_and_action_twice_is_409(
+    client: httpx2.AsyncClient, story: Story
+) -> None:
+    admin, t = story.team.admin, story.team.tenant_id
+    assert (await _grant(client, admin, t, **story.allow("tool:*"))).status_code == 201
+    duplicate = await _grant(client, admin, t, **story.allow("tool:*", effect="deny"))
+    assert duplicate.status_code == 409
+
+
+async def test_bad_cursor_is_400(client: httpx2.AsyncClient, story: Story) -> None:
+    response = await client.get(
+        story.team.url("grants?cursor=zzz"), headers=story.team.admin.headers
+    )
+    assert response.status_code == 400
+
+
+async def test_pagination_walks_every_grant_once(client: httpx2.AsyncClient, story: Story) -> None:
+    admin, t = story.team.admin, story.team.tenant_id
     for i in range(7):
-        response = await _grant(
-            client,
-            admin,
-            tenant.id,
-            principal_id=str(agent.principal_id),
-            resource=f"tool:s{i}.*",
-            action="call",
-            effect="allow",
-        )
-        assert response.status_code == 201
+        assert (await _grant(client, admin, t, **story.allow(f"tool:s{i}.*"))).status_code == 201
     seen: list[str] = []
     cursor = None
     while True:
-        params = {"limit": "3", "principal_id": str(agent.principal_id)}
+        params = {"limit": "3", "principal_id": str(story.agent.principal_id)}
         if cursor:
             params["cursor"] = cursor
         page = (
-            await client.get(f"/tenants/{tenant.id}/grants", params=params, headers=admin.headers)
+            await client.get(story.team.url("grants"), params=params, headers=admin.headers)
         ).json()
         seen += [g["resource"] for g in page["data"]]
         cursor = page["next_cursor"]
@@ -160,135 +202,162 @@ async def test_pagination_walks_every_grant_once(
     assert sorted(seen) == sorted(f"tool:s{i}.*" for i in range(7))
 
 
-async def test_operator_cannot_grant_itself_everything(
-    client: httpx2.AsyncClient, database: Database
-) -> None:
+# ---------------------------------------------------------------- escalation
+@pytest.fixture
+async def operator(database: Database) -> Actor:
     tenant = await make_tenant(database)
-    operator = await make_principal(database, tenant.id, role="operator")
+    return await make_principal(database, tenant.id, role="operator")
+
+
+async def test_operator_cannot_grant_itself_everything(
+    client: httpx2.AsyncClient, database: Database, operator: Actor
+) -> None:
     response = await _grant(
         client,
         operator,
-        tenant.id,
+        operator.tenant_id,
         principal_id=str(operator.principal_id),
         resource="*",
         action="*",
         effect="allow",
     )
     assert response.status_code == 403
-    # it may hand on what it holds
-    ok = await _grant(
+    events = await audit_events(database, action="grant.create")
+    assert [e.outcome for e in events] == ["denied"]
+
+
+async def test_operator_may_hand_on_what_it_holds(
+    client: httpx2.AsyncClient, database: Database, operator: Actor
+) -> None:
+    response = await _grant(
         client,
         operator,
-        tenant.id,
+        operator.tenant_id,
         principal_id=str(operator.principal_id),
         resource="server:abc",
         action="read",
         effect="ask",
     )
-    assert ok.status_code == 201
-    async with database.session(write=False) as session:
-        events = (
-            (await session.execute(select(AuditEvent).where(AuditEvent.action == "grant.create")))
-            .scalars()
-            .all()
-        )
-    assert sorted(e.outcome for e in events) == ["denied", "success"]
+    assert response.status_code == 201
+    events = await audit_events(database, action="grant.create")
+    assert [e.outcome for e in events] == ["success"]
 
 
-async def test_deployer_cannot_create_a_tenant_admin(
-    client: httpx2.AsyncClient, database: Database
-) -> None:
-    tenant = await make_tenant(database)
-    deployer = await make_principal(database, tenant.id, role="deployer")
-    admin = await make_principal(database, tenant.id, role="tenant_admin")
-    # give the deployer the right to create principals, still not a tenant_admin
+@pytest.fixture
+async def deployer(client: httpx2.AsyncClient, database: Database) -> Actor:
+    """A deployer its tenant's admin gave every right on principals (still not a tenant_admin)."""
+    team = await make_tenant_admin(database)
+    deployer = await make_principal(database, team.tenant_id, role="deployer")
     grant = await _grant(
         client,
-        admin,
-        tenant.id,
+        team.admin,
+        team.tenant_id,
         principal_id=str(deployer.principal_id),
         resource="principal:*",
         action="*",
         effect="allow",
     )
     assert grant.status_code == 201
-    body = {"kind": "user", "name": "boss", "role": "tenant_admin"}
+    return deployer
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [
+        ("boss", "tenant_admin"),
+        ("op", "operator"),  # operator confers grant:* which the deployer lacks
+    ],
+)
+async def test_deployer_cannot_create_a_principal_above_itself(
+    client: httpx2.AsyncClient, database: Database, deployer: Actor, name: str, role: str
+) -> None:
     response = await client.post(
-        f"/tenants/{tenant.id}/principals", json=body, headers=deployer.headers
+        f"/tenants/{deployer.tenant_id}/principals",
+        json={"kind": "user", "name": name, "role": role},
+        headers=deployer.headers,
     )
     assert response.status_code == 403
-    operator = {"kind": "user", "name": "op", "role": "operator"}
+    [denied] = await audit_events(database, action="principal.create", outcome="denied")
+    assert denied.actor_id == deployer.principal_id
+
+
+async def test_deployer_may_create_an_agent(
+    client: httpx2.AsyncClient, database: Database, deployer: Actor
+) -> None:
     response = await client.post(
-        f"/tenants/{tenant.id}/principals", json=operator, headers=deployer.headers
-    )
-    assert response.status_code == 403  # operator confers grant:* which the deployer lacks
-    plain = await client.post(
-        f"/tenants/{tenant.id}/principals",
+        f"/tenants/{deployer.tenant_id}/principals",
         json={"kind": "agent", "name": "bot", "role": "agent"},
         headers=deployer.headers,
     )
-    assert plain.status_code == 201
-    async with database.session(write=False) as session:
-        denied = (
-            (
-                await session.execute(
-                    select(AuditEvent).where(
-                        AuditEvent.action == "principal.create", AuditEvent.outcome == "denied"
-                    )
-                )
-            )
-            .scalars()
-            .all()
-        )
-    assert len(denied) == 2
-    assert all(e.actor_id == deployer.principal_id for e in denied)
+    assert response.status_code == 201
+    assert await audit_events(database, action="principal.create", outcome="denied") == []
 
 
-async def test_grant_change_on_one_replica_is_seen_by_another(
-    client: httpx2.AsyncClient, second_client: httpx2.AsyncClient, database: Database
-) -> None:
-    tenant = await make_tenant(database)
-    admin = await make_principal(database, tenant.id)
-    user = await make_principal(database, tenant.id, role=None)
-    url = f"/tenants/{tenant.id}/principals"
-    assert (await second_client.get(url, headers=user.headers)).status_code == 403
+# ---------------------------------------------------------------- replicas and tenants
+@pytest.fixture
+async def user(database: Database) -> tuple[TenantAdmin, Actor]:
+    """A tenant with its admin, and a user without grants."""
+    team = await make_tenant_admin(database)
+    return team, await make_principal(database, team.tenant_id, role=None)
+
+
+async def _grant_principal_read(client: httpx2.AsyncClient, team: TenantAdmin, user: Actor) -> str:
     created = await _grant(
         client,
-        admin,
-        tenant.id,
+        team.admin,
+        team.tenant_id,
         principal_id=str(user.principal_id),
         resource="principal:*",
         action="read",
         effect="allow",
     )
-    assert (await second_client.get(url, headers=user.headers)).status_code == 200
-    deleted = await client.delete(
-        f"/tenants/{tenant.id}/grants/{created.json()['data']['id']}", headers=admin.headers
-    )
+    assert created.status_code == 201, created.text
+    grant_id: str = created.json()["data"]["id"]
+    return grant_id
+
+
+async def test_grant_on_one_replica_is_seen_by_another(
+    client: httpx2.AsyncClient,
+    second_client: httpx2.AsyncClient,
+    user: tuple[TenantAdmin, Actor],
+) -> None:
+    team, someone = user
+    url = team.url("principals")
+    assert (await second_client.get(url, headers=someone.headers)).status_code == 403
+    await _grant_principal_read(client, team, someone)
+    assert (await second_client.get(url, headers=someone.headers)).status_code == 200
+
+
+async def test_revocation_on_one_replica_is_seen_by_another(
+    client: httpx2.AsyncClient,
+    second_client: httpx2.AsyncClient,
+    user: tuple[TenantAdmin, Actor],
+) -> None:
+    team, someone = user
+    url = team.url("principals")
+    grant_id = await _grant_principal_read(client, team, someone)
+    assert (await second_client.get(url, headers=someone.headers)).status_code == 200
+    deleted = await client.delete(team.url("grants", grant_id), headers=team.admin.headers)
     assert deleted.status_code == 204
-    assert (await second_client.get(url, headers=user.headers)).status_code == 403
+    assert (await second_client.get(url, headers=someone.headers)).status_code == 403
 
 
 async def test_a_grant_in_one_tenant_never_decides_in_another(
     client: httpx2.AsyncClient, database: Database
 ) -> None:
-    a, b = await make_tenant(database), await make_tenant(database)
-    admin_a = await make_principal(database, a.id)
-    admin_b = await make_principal(database, b.id)
-    agent_b = await make_principal(database, b.id, role=None, kind="agent")
-    check = {"principal_id": str(agent_b.principal_id), "resource": "tool:x.y", "action": "call"}
-    before = await client.post(f"/tenants/{b.id}/grants/check", json=check, headers=admin_b.headers)
-    agent_a = await make_principal(database, a.id, role=None, kind="agent")
-    for principal in (agent_a,):
-        await _grant(
-            client,
-            admin_a,
-            a.id,
-            principal_id=str(principal.principal_id),
-            resource="*",
-            action="*",
-            effect="allow",
-        )
-    after = await client.post(f"/tenants/{b.id}/grants/check", json=check, headers=admin_b.headers)
+    a, b = await make_tenant_admin(database), await make_tenant_admin(database)
+    agent_b = await make_principal(database, b.tenant_id, role=None, kind="agent")
+    before = await _check(client, b, agent_b, "tool:x.y")
+    agent_a = await make_principal(database, a.tenant_id, role=None, kind="agent")
+    await _grant(
+        client,
+        a.admin,
+        a.tenant_id,
+        principal_id=str(agent_a.principal_id),
+        resource="*",
+        action="*",
+        effect="allow",
+    )
+    after = await _check(client, b, agent_b, "tool:x.y")
     assert before.json() == after.json()
     assert after.json()["data"]["effect"] == "deny"

@@ -43,6 +43,7 @@ async def test_role_template_becomes_grant_rows(
         ("grant:*", "*", "allow"),
         ("approval:*", "*", "allow"),
         ("audit", "*", "allow"),
+        ("tool:*", "call", "allow"),
         ("principal:*", "read", "allow"),
         ("credential:*", "read", "allow"),
         ("server:*", "read", "allow"),
@@ -83,6 +84,7 @@ async def test_whoami_shows_principal_tenant_and_grants(
         "catalog:*",
         "deployment:*",
         "credential:*",
+        "principal:*",
     }
 
 

@@ -90,8 +90,8 @@ class LegacySession:
         else:
             answer = error_response(request_id, METHOD_NOT_FOUND, "Method not found")
         headers = self._headers()
-        if session_id is not None and self.session_id is None:
-            headers["Mcp-Session-Id"] = session_id
+        if session_id is not None and self.session_id is None and _valid_session_id(session_id):
+            headers["Mcp-Session-Id"] = session_id  # never a value that is not visible ASCII
         status = await self.channel.send(answer, headers)
         logger.debug("mcp legacy: answered a server request, status %s", status)
 

@@ -11,8 +11,11 @@
   ``{"name": str | None, "reason": …}`` when it is not an object (``invalid_tool``), has no
   non-empty string ``name`` (``missing_name``), has an ``inputSchema`` that is missing, not an
   object or whose root ``type`` is not ``"object"`` (``invalid_input_schema``), has invalid
-  ``x-mcp-header`` markings (``invalid_x_mcp_header``; a client on HTTP MUST drop such a tool), or
-  otherwise fails the ``mcp-types`` ``Tool`` model (``invalid_tool``).
+  ``x-mcp-header`` markings (``invalid_x_mcp_header``; a client on HTTP MUST drop such a tool),
+  has an ``inputSchema`` or ``outputSchema`` too costly to validate against — over
+  :data:`MAX_SCHEMA_BYTES` of canonical JSON, over :data:`MAX_SUBSCHEMAS` objects, or nested over
+  :data:`MAX_SCHEMA_DEPTH` levels (``schema_too_complex``, DESIGN §10.2) — or otherwise fails the
+  ``mcp-types`` ``Tool`` model (``invalid_tool``).
 - **Fatal**: two entries with the same name (dropped ones included) fail the whole discovery
   with ``duplicate_tool``, since the hub could not tell which one a grant or a call means.
 """
@@ -27,6 +30,8 @@ from typing import Any, Literal
 import mcp_types
 from pydantic import ValidationError
 
+from hub.core.canonical import canonical_json
+from hub.egress.responses import json_depth_exceeds
 from hub.mcp.errors import McpError
 from hub.mcp.headers import has_invalid_x_mcp_header
 
@@ -34,7 +39,19 @@ __all__ = ["DropReason", "ToolCatalog", "collect_tools", "drop_reason"]
 
 logger = logging.getLogger(__name__)
 
-DropReason = Literal["invalid_tool", "missing_name", "invalid_input_schema", "invalid_x_mcp_header"]
+DropReason = Literal[
+    "invalid_tool",
+    "missing_name",
+    "invalid_input_schema",
+    "invalid_x_mcp_header",
+    "schema_too_complex",
+]
+
+#: Bounds on a tool's schemas (DESIGN §10.2): every call validates its arguments against the
+#: ``inputSchema``, so a schema must stay cheap to compile and to walk.
+MAX_SCHEMA_BYTES = 64 * 1024
+MAX_SUBSCHEMAS = 1_000
+MAX_SCHEMA_DEPTH = 64
 
 PageFetcher = Callable[[str | None], Awaitable[Mapping[str, Any]]]
 """Fetch one ``tools/list`` page (``None``: the first) and return its checked result object."""
@@ -48,6 +65,30 @@ def _validates(tool: Mapping[str, Any]) -> bool:
     return True
 
 
+def _count_objects(value: Any, limit: int) -> int:
+    """How many JSON objects ``value`` holds, counting no further than ``limit + 1``."""
+    count, stack = 0, [value]
+    while stack and count <= limit:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += 1
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+def schema_too_complex(schema: Any) -> bool:
+    """Whether a tool schema passes the size, object-count or depth bound."""
+    if schema is None:
+        return False
+    if json_depth_exceeds(schema, MAX_SCHEMA_DEPTH):
+        return True
+    if _count_objects(schema, MAX_SUBSCHEMAS) > MAX_SUBSCHEMAS:
+        return True
+    return len(canonical_json(schema)) > MAX_SCHEMA_BYTES
+
+
 def drop_reason(tool: Any) -> DropReason | None:
     """Why a ``tools/list`` entry must be dropped, or ``None`` to keep it."""
     if not isinstance(tool, dict):
@@ -58,6 +99,8 @@ def drop_reason(tool: Any) -> DropReason | None:
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "invalid_input_schema"
+    if schema_too_complex(schema) or schema_too_complex(tool.get("outputSchema")):
+        return "schema_too_complex"
     if has_invalid_x_mcp_header(schema):
         return "invalid_x_mcp_header"
     if not _validates(tool):

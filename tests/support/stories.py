@@ -1,0 +1,52 @@
+"""Setup shared by the one-scenario API tests: a tenant with its admin, and the audit rows.
+
+The factories of :mod:`tests.support.factories` write single rows; these helpers put together
+what most API tests start from, so that a test body is only the scenario it proves.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+
+from hub.core.db import Database
+from hub.models import AuditEvent
+from tests.support.factories import Actor, make_principal, make_tenant
+
+__all__ = ["TenantAdmin", "audit_count", "audit_events", "make_tenant_admin"]
+
+
+@dataclass(frozen=True)
+class TenantAdmin:
+    """A tenant and its ``tenant_admin``."""
+
+    tenant_id: uuid.UUID
+    admin: Actor
+
+    def url(self, *parts: object) -> str:
+        """``/tenants/{tenant_id}/<parts joined by />``."""
+        return "/".join([f"/tenants/{self.tenant_id}", *(str(p) for p in parts)])
+
+
+async def make_tenant_admin(db: Database) -> TenantAdmin:
+    tenant = await make_tenant(db)
+    return TenantAdmin(tenant.id, await make_principal(db, tenant.id))
+
+
+async def audit_events(db: Database, **where: Any) -> list[AuditEvent]:
+    """The audit rows whose columns equal ``where`` (``action="grant.create"``…), oldest first."""
+    query = select(AuditEvent).order_by(AuditEvent.at, AuditEvent.id)
+    for column, value in where.items():
+        query = query.where(getattr(AuditEvent, column) == value)
+    async with db.session(write=False) as session:
+        return list((await session.execute(query)).scalars().all())
+
+
+async def audit_count(db: Database) -> int:
+    async with db.session(write=False) as session:
+        return int(
+            (await session.execute(select(func.count()).select_from(AuditEvent))).scalar_one()
+        )
