@@ -1,5 +1,6 @@
 # Two commands for a newcomer: `make run` and `make test` (see README.md).
 PYTHON ?= python3
+TEST_WORKERS ?= 2
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 VENV := $(ROOT)/.venv
 BIN := $(VENV)/bin
@@ -34,7 +35,7 @@ peers:
 
 ## test: lint, then the whole suite (PostgreSQL tests run when a server answers)
 test: lint peers
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 ## format: apply ruff's formatting and safe fixes
 format: $(STAMP)
