@@ -79,3 +79,98 @@ def test_no_model_drift(backend: str, tmp_path: Path) -> None:
     url = _scratch_url(backend, tmp_path)
     migrate(url)
     _run_in_thread(command.check, alembic_config(url))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_0006_gives_existing_operators_and_deployers_their_new_template_grants(
+    backend: str, tmp_path: Path
+) -> None:
+    """Operators get ``tool:*`` call; deployers ``credential:*`` use and ``principal:*`` read; a
+    principal's own grant for the same (resource, action) is kept, whatever its effect."""
+    import uuid
+    from datetime import UTC, datetime
+
+    import sqlalchemy as sa
+
+    from hub.core.migrations import upgrade
+
+    tenants = sa.table(
+        "tenants",
+        *(sa.column(c) for c in ("slug", "name", "status")),
+        sa.column("id", sa.Uuid()),
+        sa.column("created_at", sa.DateTime(timezone=True)),
+    )
+    principals = sa.table(
+        "principals",
+        *(sa.column(c) for c in ("kind", "name", "role", "is_platform_admin", "grants_version")),
+        sa.column("id", sa.Uuid()),
+        sa.column("tenant_id", sa.Uuid()),
+        sa.column("created_at", sa.DateTime(timezone=True)),
+    )
+    grants = sa.table(
+        "grants",
+        *(sa.column(c) for c in ("resource", "action", "effect")),
+        sa.column("conditions", sa.JSON()),
+        sa.column("id", sa.Uuid()),
+        sa.column("tenant_id", sa.Uuid()),
+        sa.column("principal_id", sa.Uuid()),
+        sa.column("created_at", sa.DateTime(timezone=True)),
+    )
+    url = _scratch_url(backend, tmp_path)
+    _run_in_thread(upgrade, url, "0005")
+    tenant, operator, deployer = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    now = datetime.now(UTC)
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                tenants.insert().values(
+                    id=tenant, slug="m", name="M", status="active", created_at=now
+                )
+            )
+            for pid, role in ((operator, "operator"), (deployer, "deployer")):
+                await conn.execute(
+                    principals.insert().values(
+                        id=pid,
+                        tenant_id=tenant,
+                        kind="user",
+                        name=role,
+                        role=role,
+                        is_platform_admin=False,
+                        grants_version=3,
+                        created_at=now,
+                    )
+                )
+            await conn.execute(  # a deliberate deny the migration must not overwrite
+                grants.insert().values(
+                    id=uuid.uuid4(),
+                    tenant_id=tenant,
+                    principal_id=deployer,
+                    resource="principal:*",
+                    action="read",
+                    effect="deny",
+                    conditions={},
+                    created_at=now,
+                )
+            )
+        _run_in_thread(upgrade, url, "0006")
+        async with engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    sa.select(
+                        grants.c.principal_id, grants.c.resource, grants.c.action, grants.c.effect
+                    )
+                )
+            ).all()
+            versions = dict(
+                (await conn.execute(sa.select(principals.c.id, principals.c.grants_version))).all()
+            )
+    finally:
+        await engine.dispose()
+    held = {(uuid.UUID(str(p)), r, a, e) for p, r, a, e in rows}
+    assert held == {
+        (operator, "tool:*", "call", "allow"),
+        (deployer, "credential:*", "use", "allow"),
+        (deployer, "principal:*", "read", "deny"),
+    }
+    assert {uuid.UUID(str(k)): v for k, v in versions.items()} == {operator: 4, deployer: 4}

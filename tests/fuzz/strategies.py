@@ -8,8 +8,10 @@ and lets Hypothesis choose, value by value, between the generated value and
 - a real one: a ``@fuzz:<name>`` token that :class:`tests.fuzz.world.FuzzWorld` replaces with the
   seeded object's id just before sending, or a value from a small pool (URLs the offline fetcher
   judges without any I/O, grant patterns, credential metadata, known handles and versions);
-- a nasty one (:data:`NASTY_STRINGS`, :data:`NASTY_INTEGERS`) for any other string or integer of
-  a body (schemathesis' own fuzz dictionaries cover the path, query and header parameters).
+- a nasty one (:data:`NASTY_STRINGS` with NUL and lone surrogates, :data:`NASTY_INTEGERS`,
+  the finite :data:`NASTY_NUMBERS`, and :data:`DEEP`, an object nested 600 levels, for metadata,
+  conditions and lists of objects) for any other value of a body, and cursors whose time leaves
+  the calendar in UTC (schemathesis' own fuzz dictionaries cover path, query and headers).
 
 The generated value stays one of the choices everywhere, so nothing the plain fuzz sends is lost.
 Hooks do not see the coverage phase's deterministic cases; :func:`anchor_coverage_case` points
@@ -18,6 +20,8 @@ their ids at the seeded objects instead.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from typing import Any
 
@@ -26,10 +30,18 @@ from schemathesis import Case, HookContext
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import CoveragePhaseData
 
-from tests.fuzz.world import CREDENTIAL_ORIGIN, SERVER_HANDLE, TOKEN, is_platform_path
+from tests.fuzz.world import (
+    CREDENTIAL_ORIGIN,
+    SERVER_HANDLE,
+    SURROGATE_MARK,
+    TOKEN,
+    is_platform_path,
+)
 
 __all__ = [
+    "NASTY_BODY_STRINGS",
     "NASTY_INTEGERS",
+    "NASTY_NUMBERS",
     "NASTY_STRINGS",
     "anchor_coverage_case",
     "flatmap_case",
@@ -47,7 +59,29 @@ NASTY_STRINGS = [
     "../%2e%2e/\\",
     "a" * 5000,
 ]
+# Bodies are JSON, which can carry lone surrogates (``\ud800`` escapes) that no UTF-8 path or
+# header can; schemathesis cannot hold them in a case either, so a marker stands in for one and
+# FuzzWorld.send writes the escape into the serialised body (tests.fuzz.world.SURROGATE_MARK).
+NASTY_BODY_STRINGS = [*NASTY_STRINGS, SURROGATE_MARK, f"lone{SURROGATE_MARK}surrogate"]
 NASTY_INTEGERS = [0, -1, 2**31 - 1, 2**31, -(2**31) - 1, 2**63 - 1, 2**63, -(2**63) - 1, 10**30]
+# Finite floats only: NaN and Infinity are not JSON, so no client can send them as numbers.
+NASTY_NUMBERS = [0.0, -0.0, 5e-324, 1e308, -1.7976931348623157e308, 0.1]
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth):
+        value = {"n": value}
+    return value
+
+
+def _cursor(stamp: str) -> str:
+    raw = json.dumps([stamp, "00000000-0000-0000-0000-000000000000"]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+# A body nested deeper than any route accepts (once a RecursionError and a 500).
+DEEP = _nested(600)
 
 # Percent chances (out of 100) of replacing a generated value.
 P_TENANT = 90  # the seeded tenant in {t}: with a random tenant every route just reads 404
@@ -90,6 +124,7 @@ _CONDITIONS = [
     {"time_window": {"start": "09:00", "end": "17:00", "tz": "Europe/Paris", "days": ["mon"]}},
     {"time_window": {"start": "17:00", "end": "09:00", "tz": "UTC"}},
     {"time_window": {"start": "25:00", "end": "09:00", "tz": "Mars/Olympus"}},
+    DEEP,
 ]
 # Instants at the edges of what datetime and the databases hold, and one with an odd offset.
 _INSTANTS = [
@@ -98,7 +133,7 @@ _INSTANTS = [
     "9999-12-31T23:59:59.999999Z",
     "2099-02-28T12:00:00.5+05:45",
 ]
-_METADATA = [{"mcp": {"auth": "none"}}, {"mcp": {"auth": "bearer"}}, {"mcp": "none"}]
+_METADATA = [{"mcp": {"auth": "none"}}, {"mcp": {"auth": "bearer"}}, {"mcp": "none"}, DEEP]
 # Body field → the real values it may take instead of the generated one.
 _BODY_POOLS: dict[str, list[Any]] = {
     "principal_id": [_token("p")],
@@ -124,7 +159,11 @@ _ENTRY_POOLS: dict[str, list[Any]] = {
 _QUERY_POOLS: dict[str, list[Any]] = {
     "principal_id": [_token("p")],
     "from": [1, 2],
-    "cursor": [_token("cursor")],
+    "cursor": [
+        _token("cursor"),
+        _cursor("9999-12-31T23:59:59-23:59"),  # outside the calendar once in UTC
+        _cursor("0001-01-01T00:00:00+23:59"),
+    ],
     "limit": [1],
 }
 
@@ -189,9 +228,13 @@ def _value_strategy(name: str, value: Any, pools: dict[str, list[Any]]) -> Strat
             {key: _value_strategy(key, item, pools) for key, item in value.items()}
         )
     if isinstance(value, str):
-        return _maybe(value, NASTY_STRINGS, P_NASTY)
+        return _maybe(value, NASTY_BODY_STRINGS, P_NASTY)
     if isinstance(value, int) and not isinstance(value, bool):
         return _maybe(value, NASTY_INTEGERS, P_NASTY)
+    if isinstance(value, float):
+        return _maybe(value, NASTY_NUMBERS, P_NASTY)
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return _maybe(value, [[DEEP]], P_NASTY)
     return st.just(value)
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "BASE_URL",
     "CREDENTIAL_ORIGIN",
     "SERVER_HANDLE",
+    "SURROGATE_MARK",
     "TOKEN",
     "FuzzWorld",
     "Seed",
@@ -63,6 +64,8 @@ BASE_URL = "http://hub.test"
 # A value may be written as a ``@fuzz:<name>`` token (see tests.fuzz.strategies); the world
 # puts the seeded object's real value in its place just before sending.
 TOKEN = "@fuzz:"
+#: Written as a lone-surrogate escape (``\ud800``) into a serialised JSON body by :meth:`send`.
+SURROGATE_MARK = "@fuzz-surrogate@"
 _TOKEN_RE = re.compile(re.escape(TOKEN) + r"([a-z_]+)")
 SERVER_HANDLE = "fuzz-srv"
 CREDENTIAL_ORIGIN = "https://canary.example.com"
@@ -125,8 +128,11 @@ class FuzzWorld:
         prepared = requests.Request(**kwargs).prepare()
         # the octets requests would put on the wire (header values are latin-1 there)
         headers = [(_octets(name), _octets(value)) for name, value in prepared.headers.items()]
+        content = _bytes(prepared.body)
+        if content is not None:
+            content = content.replace(SURROGATE_MARK.encode(), b"\\ud800")
         return self.request(
-            str(prepared.method), str(prepared.url), headers=headers, content=_bytes(prepared.body)
+            str(prepared.method), str(prepared.url), headers=headers, content=content
         )
 
     def request(
