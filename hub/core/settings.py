@@ -70,6 +70,15 @@ class Settings(BaseSettings):
     egress_max_per_origin: int = Field(default=8, ge=1, le=1024)
     egress_max_per_tenant_origin: int = Field(default=4, ge=1, le=1024)
 
+    # The data plane (DESIGN §10)
+    public_url: str | None = Field(default=None, max_length=2048)
+    approval_wait_s: float = Field(default=20.0, ge=0, le=300)
+    approval_ttl_s: float = Field(default=900.0, gt=0, le=7 * 86_400)
+    approval_use_s: float = Field(default=600.0, gt=0, le=86_400)
+    max_tool_result_bytes: int = Field(default=1024 * 1024, ge=1024)
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    drift_policy: Literal["ask", "deny"] = "ask"
+
     # Serving
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     host: str = "127.0.0.1"
@@ -92,6 +101,11 @@ class Settings(BaseSettings):
                     "HUB_EGRESS_ALLOW_CIDRS holds an entry that is not a CIDR"
                 ) from None
         return value
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _parse_origins(cls, value: object) -> object:
+        return _split_csv(value)
 
     @field_validator("extra_origins", mode="before")
     @classmethod
@@ -127,6 +141,11 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+    @property
+    def external_url(self) -> str:
+        """``HUB_PUBLIC_URL``, else ``http://HUB_HOST:HUB_PORT`` (approval links, OAuth)."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -1,6 +1,7 @@
 """Every ORM model, imported here so Alembic and the app see the whole schema at once."""
 
 from hub.models.api_key import ApiKey
+from hub.models.approval import Approval
 from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
 from hub.models.catalog import Catalog
@@ -14,6 +15,7 @@ from hub.models.tenant import Tenant
 
 __all__ = [
     "ApiKey",
+    "Approval",
     "AuditEvent",
     "Base",
     "Catalog",

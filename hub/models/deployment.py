@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime
 
 from sqlalchemy import (
+    CheckConstraint,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
@@ -47,6 +48,8 @@ class DeploymentEntry(IdMixin, Base):
         ForeignKeyConstraint(["tenant_id", "server_id"], ["servers.tenant_id", "servers.id"]),
         ForeignKeyConstraint(["tenant_id", "catalog_id"], ["catalogs.tenant_id", "catalogs.id"]),
         Index("ix_deployment_entries_server", "server_id"),
+        CheckConstraint("arguments IN ('strict', 'schema')", name="arguments"),
+        CheckConstraint("tool_names IN ('prefixed', 'plain')", name="tool_names"),
     )
 
     tenant_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
@@ -55,3 +58,11 @@ class DeploymentEntry(IdMixin, Base):
     catalog_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
     position: Mapped[int] = mapped_column(Integer(), nullable=False)
     allow_without_ask: Mapped[list[str]] = mapped_column(JSONType, nullable=False, default=list)
+    # "strict": undeclared top-level arguments are refused; "schema": the schema alone decides
+    arguments: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="strict", server_default="strict"
+    )
+    # "prefixed": handle__tool wire names; "plain": the tools' own names (unique, valid)
+    tool_names: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="prefixed", server_default="prefixed"
+    )

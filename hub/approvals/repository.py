@@ -1,0 +1,136 @@
+"""Every approvals query. Tenant-owned queries start from ``scoped(…, TenantId)``; the two
+conditional UPDATEs (consume, decide) are what make an approval single use and decided once."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.approvals.schemas import ApprovalStatus
+from hub.approvals.states import status_condition
+from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.tenancy import TenantId, scoped
+from hub.models import Approval
+
+__all__ = [
+    "Binding",
+    "consume",
+    "decide",
+    "get_approval",
+    "list_approvals",
+    "matching",
+]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What an approval is bound to: only the identical call on the identical tool matches."""
+
+    deployment_id: uuid.UUID
+    agent_id: uuid.UUID
+    grant_key: str
+    arguments_sha256: str
+    tool_sha256: str
+
+
+async def get_approval(
+    session: AsyncSession, tenant_id: TenantId, approval_id: uuid.UUID
+) -> Approval | None:
+    query = scoped(Approval, tenant_id).where(Approval.id == approval_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def matching(
+    session: AsyncSession, tenant_id: TenantId, binding: Binding, statuses: Sequence[str]
+) -> Sequence[Approval]:
+    """Rows bound to ``binding`` with a stored status in ``statuses``, newest first."""
+    query = (
+        scoped(Approval, tenant_id)
+        .where(
+            Approval.deployment_id == binding.deployment_id,
+            Approval.agent_id == binding.agent_id,
+            Approval.grant_key == binding.grant_key,
+            Approval.arguments_sha256 == binding.arguments_sha256,
+            Approval.tool_sha256 == binding.tool_sha256,
+            Approval.status.in_(list(statuses)),
+        )
+        .order_by(Approval.requested_at.desc(), Approval.id.desc())
+        .limit(20)
+    )
+    return (await session.execute(query)).scalars().all()
+
+
+async def consume(
+    session: AsyncSession, tenant_id: TenantId, approval_id: uuid.UUID, now: datetime
+) -> bool:
+    """Mark an approved, unused, unexpired approval used; True for the one caller that wins."""
+    result = await session.execute(
+        update(Approval)
+        .where(
+            Approval.tenant_id == tenant_id.value,
+            Approval.id == approval_id,
+            Approval.status == "approved",
+            Approval.used_at.is_(None),
+            Approval.use_by > now,
+        )
+        .values(status="used", used_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def decide(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    approval_id: uuid.UUID,
+    *,
+    approve: bool,
+    decided_by: uuid.UUID,
+    note: str | None,
+    now: datetime,
+    use_by: datetime,
+) -> bool:
+    """Decide a live pending approval; False when it is not (any more) one."""
+    result = await session.execute(
+        update(Approval)
+        .where(
+            Approval.tenant_id == tenant_id.value,
+            Approval.id == approval_id,
+            Approval.status == "pending",
+            Approval.expires_at > now,
+        )
+        .values(
+            status="approved" if approve else "denied",
+            decided_by=decided_by,
+            decided_at=now,
+            note=note,
+            use_by=use_by if approve else None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def list_approvals(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    params: PageParams,
+    *,
+    now: datetime,
+    status: ApprovalStatus | None = None,
+    deployment_id: uuid.UUID | None = None,
+    agent_id: uuid.UUID | None = None,
+) -> Page[Approval]:
+    query = scoped(Approval, tenant_id)
+    if status is not None:
+        query = query.where(status_condition(status, now))
+    if deployment_id is not None:
+        query = query.where(Approval.deployment_id == deployment_id)
+    if agent_id is not None:
+        query = query.where(Approval.agent_id == agent_id)
+    return await fetch_page(session, query, params, order=(Approval.requested_at, Approval.id))

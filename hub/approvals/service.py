@@ -1,0 +1,311 @@
+"""Approval rules (DESIGN §10.3, §15): bind, reuse, decide once, use once.
+
+For an ``ask`` call the gateway asks, in order:
+
+(a) :func:`use_approved` — an approved, unused, unexpired approval bound to the identical call is
+    consumed by a conditional UPDATE that exactly one caller can win; the winner runs the call, a
+    loser carries on with (b);
+(b) :func:`denied_for` — a matching denial still inside its ``expires_at`` answers at once (no new
+    request to pester approvers); else :func:`pending_for` reuses the matching live pending
+    approval or creates one (one per binding: on PostgreSQL a transaction-scoped advisory lock on
+    the binding serialises concurrent creators; SQLite's ``BEGIN IMMEDIATE`` already does), and
+    :func:`wait_for_decision` polls the row — so a decision made on any replica is seen — for up
+    to ``HUB_APPROVAL_WAIT_S``.
+
+Decisions (:func:`decide_approval`): only a live pending approval can be decided (409 otherwise);
+only ``user`` principals decide (403 for agents and services whatever their grants), the agent
+that asked never decides its own, and approving also needs ``tool:<handle>.<tool>`` : ``call``
+with ``allow`` — no approving what one could not grant. Every decision is audited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.approvals import repository
+from hub.approvals.repository import Binding
+from hub.approvals.schemas import ApprovalDecision, ApprovalRead, ApprovalStatus
+from hub.approvals.states import is_live_pending, status_of
+from hub.audit.service import record_for
+from hub.auth.caller import TenantAccess
+from hub.core import clock
+from hub.core.crypto import Keyring, Sealed
+from hub.core.db import Database
+from hub.core.errors import Conflict, Forbidden, NotFound
+from hub.core.pagination import Page, PageParams
+from hub.core.tenancy import TenantId
+from hub.models import Approval
+
+__all__ = [
+    "ApprovalContext",
+    "ApprovalRequest",
+    "Binding",
+    "approval_aad",
+    "decide_approval",
+    "denied_for",
+    "get_approval",
+    "list_approvals",
+    "pending_for",
+    "read_of",
+    "use_approved",
+    "wait_for_decision",
+]
+
+AAD_PREFIX = b"hub/approval/v1"
+POLL_S = (0.05, 0.1, 0.2, 0.25)  # then every 0.25 s
+
+
+@dataclass(frozen=True)
+class ApprovalContext:
+    """What approvals need from the app: the keyring and the three lifetimes (DESIGN §2)."""
+
+    keyring: Keyring
+    ttl_s: float  # HUB_APPROVAL_TTL_S: how long a pending approval lives
+    use_s: float  # HUB_APPROVAL_USE_S: how long an approval may be used after it was given
+    wait_s: float  # HUB_APPROVAL_WAIT_S: how long an ask call waits for a decision
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """An ``ask`` call to bind an approval to, with what approvers are shown."""
+
+    binding: Binding
+    handle: str
+    tool_name: str
+    wire_name: str
+    arguments: dict[str, Any]
+    catalog_version: int
+    drift: dict[str, Any] | None = None
+
+
+def approval_aad(tenant_id: uuid.UUID, approval_id: uuid.UUID) -> bytes:
+    return b"".join((AAD_PREFIX, tenant_id.bytes, approval_id.bytes))
+
+
+def _arguments_of(keyring: Keyring, row: Approval) -> dict[str, Any]:
+    sealed = Sealed(
+        row.arguments_key_id, bytes(row.arguments_nonce), bytes(row.arguments_ciphertext)
+    )
+    value: dict[str, Any] = json.loads(keyring.decrypt(sealed, approval_aad(row.tenant_id, row.id)))
+    return value
+
+
+def read_of(keyring: Keyring, row: Approval, now: datetime | None = None) -> ApprovalRead:
+    return ApprovalRead(
+        id=row.id,
+        status=status_of(row, now or clock.now()),
+        deployment_id=row.deployment_id,
+        agent_id=row.agent_id,
+        server=row.handle,
+        tool=row.tool_name,
+        wire_name=row.wire_name,
+        grant_key=row.grant_key,
+        arguments=_arguments_of(keyring, row),
+        arguments_sha256=row.arguments_sha256,
+        tool_sha256=row.tool_sha256,
+        catalog_version=row.catalog_version,
+        requested_at=row.requested_at,
+        expires_at=row.expires_at,
+        decided_by=row.decided_by,
+        decided_at=row.decided_at,
+        note=row.note,
+        use_by=row.use_by,
+        used_at=row.used_at,
+        drift=row.drift,
+    )
+
+
+# --- the gateway's side ------------------------------------------------------------------
+
+
+async def use_approved(db: Database, tenant_id: TenantId, binding: Binding) -> uuid.UUID | None:
+    """Rule (a): consume a usable approval of ``binding``; its id, or None (none, or lost)."""
+    now = clock.now()
+    async with db.session(write=False) as session:
+        rows = await repository.matching(session, tenant_id, binding, ("approved",))
+    for row in rows:
+        if row.used_at is not None or row.use_by is None or row.use_by <= now:
+            continue
+        async with db.session(write=True) as session:
+            if await repository.consume(session, tenant_id, row.id, now):
+                return row.id
+    return None
+
+
+async def denied_for(db: Database, tenant_id: TenantId, binding: Binding) -> Approval | None:
+    """A denial of ``binding`` still inside its ``expires_at``: the same call gets it at once."""
+    now = clock.now()
+    async with db.session(write=False) as session:
+        rows = await repository.matching(session, tenant_id, binding, ("denied",))
+    return next((row for row in rows if row.expires_at > now), None)
+
+
+def _lock_key(tenant_id: TenantId, binding: Binding) -> int:
+    raw = f"{tenant_id}|{binding.deployment_id}|{binding.agent_id}|{binding.grant_key}|"
+    raw += f"{binding.arguments_sha256}|{binding.tool_sha256}"
+    return int.from_bytes(hashlib.sha256(raw.encode()).digest()[:8], "big", signed=True)
+
+
+async def pending_for(
+    db: Database, ctx: ApprovalContext, tenant_id: TenantId, request: ApprovalRequest
+) -> Approval:
+    """The live pending approval of the request's binding, reused, or a new one."""
+    async with db.session(write=True) as session:
+        if not db.is_sqlite:
+            await session.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"),
+                {"key": _lock_key(tenant_id, request.binding)},
+            )
+        now = clock.now()
+        rows = await repository.matching(session, tenant_id, request.binding, ("pending",))
+        live = next((row for row in rows if is_live_pending(row, now)), None)
+        if live is not None:
+            return live
+        return await _create(session, ctx, tenant_id, request, now)
+
+
+async def _create(
+    session: AsyncSession,
+    ctx: ApprovalContext,
+    tenant_id: TenantId,
+    request: ApprovalRequest,
+    now: datetime,
+) -> Approval:
+    approval_id = uuid.uuid4()
+    arguments = json.dumps(request.arguments, sort_keys=True, separators=(",", ":"))
+    sealed = ctx.keyring.encrypt(arguments, approval_aad(tenant_id.value, approval_id))
+    binding = request.binding
+    row = Approval(
+        id=approval_id,
+        tenant_id=tenant_id.value,
+        deployment_id=binding.deployment_id,
+        agent_id=binding.agent_id,
+        grant_key=binding.grant_key,
+        handle=request.handle,
+        tool_name=request.tool_name,
+        wire_name=request.wire_name,
+        arguments_key_id=sealed.key_id,
+        arguments_nonce=sealed.nonce,
+        arguments_ciphertext=sealed.ciphertext,
+        arguments_sha256=binding.arguments_sha256,
+        tool_sha256=binding.tool_sha256,
+        catalog_version=request.catalog_version,
+        status="pending",
+        requested_at=now,
+        expires_at=now + timedelta(seconds=ctx.ttl_s),
+        drift=request.drift,
+    )
+    session.add(row)
+    await session.flush()
+    return row
+
+
+async def wait_for_decision(
+    db: Database, tenant_id: TenantId, approval_id: uuid.UUID, wait_s: float
+) -> Approval | None:
+    """Poll the row until it is no longer a live pending approval, or ``wait_s`` passed; the
+    last row read (None if it disappeared with its deployment)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    polls = 0
+    while True:
+        async with db.session(write=False) as session:
+            row = await repository.get_approval(session, tenant_id, approval_id)
+        if row is None or not is_live_pending(row, clock.now()):
+            return row
+        left = deadline - loop.time()
+        if left <= 0:
+            return row
+        await asyncio.sleep(min(POLL_S[min(polls, len(POLL_S) - 1)], left))
+        polls += 1
+
+
+# --- the REST side -------------------------------------------------------------------------
+
+
+async def get_approval(
+    session: AsyncSession, ctx: ApprovalContext, tenant_id: TenantId, approval_id: uuid.UUID
+) -> ApprovalRead:
+    row = await repository.get_approval(session, tenant_id, approval_id)
+    if row is None:
+        raise NotFound("approval not found")
+    return read_of(ctx.keyring, row)
+
+
+async def list_approvals(
+    session: AsyncSession,
+    ctx: ApprovalContext,
+    access: TenantAccess,
+    params: PageParams,
+    *,
+    status: ApprovalStatus | None,
+    deployment_id: uuid.UUID | None,
+    agent_id: uuid.UUID | None,
+) -> Page[ApprovalRead]:
+    now = clock.now()
+    page = await repository.list_approvals(
+        session,
+        access.tenant_id,
+        params,
+        now=now,
+        status=status,
+        deployment_id=deployment_id,
+        agent_id=agent_id,
+    )
+    return Page(
+        items=[read_of(ctx.keyring, row, now) for row in page.items], next_cursor=page.next_cursor
+    )
+
+
+async def decide_approval(
+    session: AsyncSession,
+    ctx: ApprovalContext,
+    access: TenantAccess,
+    approval_id: uuid.UUID,
+    data: ApprovalDecision,
+) -> ApprovalRead:
+    if access.caller.kind != "user":
+        raise Forbidden("only people decide approvals")
+    row = await repository.get_approval(session, access.tenant_id, approval_id)
+    if row is None:
+        raise NotFound("approval not found")
+    if row.agent_id == access.actor_id:
+        raise Forbidden("the agent that asked may not decide its own approval")
+    approve = data.decision == "approve"
+    if approve:  # no approving what one could not grant
+        await access.require(row.grant_key, "call")
+    now = clock.now()
+    decided = await repository.decide(
+        session,
+        access.tenant_id,
+        approval_id,
+        approve=approve,
+        decided_by=access.actor_id,
+        note=data.note,
+        now=now,
+        use_by=now + timedelta(seconds=ctx.use_s),
+    )
+    if not decided:
+        raise Conflict("only a live pending approval can be decided")
+    await session.refresh(row)
+    await record_for(
+        session,
+        access,
+        "approval.decide",
+        f"approval:{approval_id}",
+        {
+            "decision": data.decision,
+            "grant_key": row.grant_key,
+            "deployment_id": str(row.deployment_id),
+        },
+    )
+    return read_of(ctx.keyring, row, now)
