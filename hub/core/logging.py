@@ -1,11 +1,12 @@
 """Structured JSON logs to stderr, with the request context and live-secret redaction (DESIGN §11).
 
 The standard library's logging with a small JSON formatter: the record's own fields plus the
-request id, tenant and principal bound in context variables by the request middleware and the
-authentication dependency. :func:`redacting` registers a secret for the duration of the code that
-uses it; :class:`RedactingFilter` (installed on the handler) replaces every registered secret in a
-record's rendered message and arguments with ``[redacted]``, so a library that logs a header value
-cannot leak it. ``httpx2``/``httpcore2`` loggers stay at WARNING: httpx2 logs every URL at INFO.
+request id, client address, tenant and principal bound in context variables by the request
+middleware and the authentication dependency. :func:`redacting` registers a secret for the duration
+of the code that uses it; :class:`RedactingFilter` (installed on the handler) replaces every
+registered secret in a record's rendered message and arguments with ``[redacted]``, so a library
+that logs a header value cannot leak it. ``httpx2``/``httpcore2`` loggers stay at WARNING: httpx2
+logs every URL at INFO.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _request_id: ContextVar[str | None] = ContextVar("hub_request_id", default=None)
 _tenant_id: ContextVar[str | None] = ContextVar("hub_tenant_id", default=None)
 _principal_id: ContextVar[str | None] = ContextVar("hub_principal_id", default=None)
 _client_request_id: ContextVar[str | None] = ContextVar("hub_client_request_id", default=None)
+_client: ContextVar[str | None] = ContextVar("hub_client", default=None)
 
 _QUIET_LOGGERS = ("httpx2", "httpcore2", "httpx", "httpcore", "hpack", "aiosqlite", "asyncio")
 REDACTED = "[redacted]"
@@ -60,6 +62,7 @@ def log_context() -> dict[str, str]:
         "tenant_id": _tenant_id.get(),
         "principal_id": _principal_id.get(),
         "client_request_id": _client_request_id.get(),
+        "client": _client.get(),
     }
     return {k: v for k, v in ctx.items() if v}
 
@@ -70,11 +73,16 @@ def bind_context(
     tenant_id: str | None = None,
     principal_id: str | None = None,
     client_request_id: str | None = None,
+    client: str | None = None,
 ) -> None:
-    """Bind request context for every later log line of the current task."""
+    """Bind request context for every later log line of the current task.
+
+    A new ``request_id`` starts a request: its client request id and client address (the peer, or
+    the forwarded client when the peer is a trusted proxy) are set along with it."""
     if request_id is not None:
         _request_id.set(request_id)
         _client_request_id.set(client_request_id)
+        _client.set(client)
     if tenant_id is not None:
         _tenant_id.set(tenant_id)
     if principal_id is not None:

@@ -3,8 +3,9 @@
 Every request gets an id the hub makes (``x-request-id`` on the response, ``request_id`` in error
 bodies, logs and audit rows). A client's own well-formed ``x-request-id`` is never adopted — two
 requests could then share an id in the audit trail — but it is kept for correlation: logged as
-``client_request_id``, recorded in audit details and echoed as ``x-client-request-id``.
-
+``client_request_id``, recorded in audit details and echoed as ``x-client-request-id``. The
+client's address (``scope["client"]``, which uvicorn rewrites from ``X-Forwarded-For`` only for
+``HUB_TRUSTED_PROXIES``) is logged as ``client``.
 
 It is plain ASGI (not ``BaseHTTPMiddleware``) and sits outside FastAPI's exception handling so it
 holds for everything: Starlette's own 404/405, errors raised by middleware, and unhandled
@@ -65,7 +66,12 @@ class RequestContextMiddleware:
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         state["client_request_id"] = client_id
-        bind_context(request_id=request_id, client_request_id=client_id)
+        peer = scope.get("client")  # already the forwarded client when a trusted proxy sent it
+        bind_context(
+            request_id=request_id,
+            client_request_id=client_id,
+            client=peer[0] if peer else None,
+        )
         started = False
 
         async def send_with_id(message: Message) -> None:

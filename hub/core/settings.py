@@ -83,9 +83,11 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
+    # Peers whose X-Forwarded-For/-Proto headers ``hub serve`` believes (IPs or CIDRs; default none)
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
-    @field_validator("egress_allow_cidrs", mode="before")
+    @field_validator("egress_allow_cidrs", "trusted_proxies", mode="before")
     @classmethod
     def _parse_cidrs(cls, value: object) -> object:
         return _split_csv(value)
@@ -106,6 +108,21 @@ class Settings(BaseSettings):
     @classmethod
     def _parse_origins(cls, value: object) -> object:
         return _split_csv(value)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _check_proxies(cls, value: list[str]) -> list[str]:
+        # strict: uvicorn silently never matches a CIDR with host bits set ("10.0.0.1/8"), so such
+        # a typo is refused here rather than leaving the proxy untrusted. No "*": trusting every
+        # peer is spelled out as 0.0.0.0/0,::/0.
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=True)
+            except ValueError:
+                raise ValueError(
+                    "HUB_TRUSTED_PROXIES holds an entry that is not an IP address or a CIDR"
+                ) from None
+        return value
 
     @field_validator("extra_origins", mode="before")
     @classmethod

@@ -88,3 +88,24 @@ def test_development_generates_secrets_once_with_mode_0600(
     assert second.encryption_keys is not None
     assert second.encryption_keys.get_secret_value() == first.encryption_keys.get_secret_value()
     assert first.encryption_keys.get_secret_value() not in repr(first)
+
+
+def test_trusted_proxies_default_to_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HUB_TRUSTED_PROXIES", raising=False)
+    assert load_settings().trusted_proxies == []
+
+
+def test_comma_separated_trusted_proxies_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUB_TRUSTED_PROXIES", "10.0.0.0/8, 192.0.2.7,fd00::/8")
+    assert load_settings().trusted_proxies == ["10.0.0.0/8", "192.0.2.7", "fd00::/8"]
+
+
+@pytest.mark.parametrize("entry", ["*", "proxy.internal", "10.0.0.1/8"])
+def test_trusted_proxy_that_is_not_an_address_or_network_is_refused(
+    monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    monkeypatch.setenv("HUB_TRUSTED_PROXIES", f"127.0.0.1,{entry}")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "trusted_proxies" in str(info.value)
+    assert entry not in str(info.value)
