@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from hub.approvals.endpoints import router as approvals_router
 from hub.catalogs.endpoints import router as catalogs_router
 from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
 from hub.discovery.endpoints import router as discovery_router
+from hub.gateway.endpoint import router as gateway_router
 from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
 from hub.principals.endpoints import platform_router, whoami_router
@@ -29,3 +31,5 @@ api_router.include_router(discovery_router)
 api_router.include_router(servers_router)
 api_router.include_router(catalogs_router)
 api_router.include_router(deployments_router)
+api_router.include_router(approvals_router)
+api_router.include_router(gateway_router)

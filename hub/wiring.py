@@ -9,6 +9,7 @@ as a :class:`~hub.authz.decider.RouteDecider`, because :mod:`hub.grants` sits ab
 from __future__ import annotations
 
 from hub import __version__
+from hub.approvals.service import ApprovalContext
 from hub.audit.failures import audit_failed_request
 from hub.auth.caller import TenantAccess
 from hub.authz.decider import Effect, RouteDecider
@@ -21,6 +22,8 @@ from hub.core.settings import ConfigError, Settings
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.service import CredentialContext
 from hub.egress import EgressConfig, Fetcher
+from hub.gateway.adapters.view import ViewLoader
+from hub.gateway.engine.engine import Gateway, GatewayOptions
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.health.service import Readiness
@@ -76,5 +79,18 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             upstream,
             Readiness((keyring_covers_rows(keyring),)),
             FailureHooks((audit_failed_request,)),
+            ApprovalContext(
+                keyring=keyring,
+                ttl_s=settings.approval_ttl_s,
+                use_s=settings.approval_use_s,
+                wait_s=settings.approval_wait_s,
+            ),
+            Gateway(
+                GatewayOptions(
+                    max_result_bytes=settings.max_tool_result_bytes,
+                    drift_policy=settings.drift_policy,
+                )
+            ),
+            ViewLoader(),
         ]
     )

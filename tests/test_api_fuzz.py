@@ -184,7 +184,12 @@ class Finding:
 _FAR_FUTURE = "9999-12-31T23:59:59-23:59"  # in range as written, past year 9999 in UTC
 _FAR_PAST = "0001-01-01T00:00:00+23:59"  # before year 1 in UTC
 _NUL = "\u0000"  # PostgreSQL text and jsonb cannot hold it
-_CREDENTIAL = {"name": "c", "type": "api_key", "secret": "s", "api_base_url": "https://x.example"}
+_CREDENTIAL = {
+    "name": "c",
+    "type": "api_key",
+    "secret": "s-0123456789abcdef",
+    "api_base_url": "https://x.example",
+}
 _DENY = {"principal_id": "@fuzz:p", "resource": "tool:x.*", "action": "call", "effect": "deny"}
 _NUL_HANDLE = {"handle": _NUL}
 

@@ -26,7 +26,7 @@ __all__ = ["Outcome", "record", "record_failure", "record_for"]
 
 log = logging.getLogger("hub.audit")
 
-Outcome = Literal["success", "denied", "failed"]
+Outcome = Literal["success", "denied", "failed", "pending"]
 
 
 def _event(
@@ -111,7 +111,8 @@ async def record_failure(
     outcome: Outcome,
     details: dict[str, Any] | None = None,
 ) -> None:
-    """Record a denied or failed attempt in a fresh short transaction (never raises)."""
+    """Record an event in a fresh short transaction of its own (never raises): a denied or
+    failed attempt after its request rolled back, or a tool call after it ran."""
     try:
         async with db.session(write=True) as session:
             await record(

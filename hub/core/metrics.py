@@ -43,6 +43,12 @@ class Metrics:
             ["operation"],
             registry=self.registry,
         )
+        self.tool_calls = Counter(
+            "hub_tool_calls_total",
+            "Tool calls through the gateway, by outcome and error class.",
+            ["outcome", "error_class"],
+            registry=self.registry,
+        )
         self.rotation_backlog = Gauge(
             "hub_credential_fields_not_under_active_key",
             "Encrypted credential fields still under a key other than the active one.",

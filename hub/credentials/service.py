@@ -83,7 +83,10 @@ def _auth_mode(metadata: dict[str, Any] | None) -> str | None:
     return mode if isinstance(mode, str) else None
 
 
-def _check_secret(secret: str | None, metadata: dict[str, Any] | None) -> str:
+MIN_SECRET_LENGTH = 16
+
+
+def _check_secret(secret: str | None, metadata: dict[str, Any] | None, kind: str) -> str:
     if _auth_mode(metadata) == "none":
         if secret not in (None, NO_TOKEN):
             raise BadRequest("a credential with metadata.mcp.auth 'none' stores no secret")
@@ -92,6 +95,10 @@ def _check_secret(secret: str | None, metadata: dict[str, Any] | None) -> str:
         raise BadRequest("secret is required")
     if not is_header_safe_secret(secret):
         raise BadRequest("the secret is not a valid header value")
+    if kind in CREDENTIAL_TYPES_FOR_MCP and len(secret) < MIN_SECRET_LENGTH:
+        # redaction matches a secret's forms in tool results: a short one would be neither safe
+        # to send nor possible to find reliably (DESIGN §15)
+        raise BadRequest(f"the secret must be at least {MIN_SECRET_LENGTH} characters")
     return secret
 
 
@@ -99,7 +106,9 @@ async def create_credential(
     session: AsyncSession, ctx: CredentialContext, access: TenantAccess, data: CredentialCreate
 ) -> Credential:
     url = _check_url(ctx, data.api_base_url, data.type)
-    secret = _check_secret(data.secret.get_secret_value() if data.secret else None, data.metadata)
+    secret = _check_secret(
+        data.secret.get_secret_value() if data.secret else None, data.metadata, data.type
+    )
     credential_id = uuid.uuid4()  # known before encrypting: the AAD binds it
     now = clock.now()
     credential = Credential(
@@ -186,7 +195,9 @@ def _update_values(
     entering_keyless = "metadata" in changes and _auth_mode(metadata) == "none"
     if data.secret is not None or entering_keyless or leaving_keyless:
         # leaving auth "none" without a new secret is a 400: NO_TOKEN would silently stay keyless
-        secret = _check_secret(data.secret.get_secret_value() if data.secret else None, metadata)
+        secret = _check_secret(
+            data.secret.get_secret_value() if data.secret else None, metadata, credential.type
+        )
         sealed = sealed_columns(ctx.keyring, credential.tenant_id, credential.id, "secret", secret)
         values.update(sealed)
         details["secret_fp"] = ctx.fingerprint(secret)

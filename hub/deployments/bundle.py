@@ -30,7 +30,8 @@ def _destructive(tool: dict[str, Any]) -> bool:
 def build_bundle(deployment: Deployment, entries: Sequence[ResolvedEntry]) -> BundleRead:
     naming_order = sorted(entries, key=lambda e: (e.server.created_at, e.server.handle))
     wire = assign_wire_names(
-        (e.server.handle, [str(t["name"]) for t in e.catalog.tools]) for e in naming_order
+        (e.server.handle, [str(t["name"]) for t in e.catalog.tools], e.entry.tool_names == "plain")
+        for e in naming_order
     )
     servers = []
     for e in entries:

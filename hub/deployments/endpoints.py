@@ -37,6 +37,8 @@ def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> Deplo
                 server=e.server.handle,
                 catalog_version=e.catalog.version,
                 allow_without_ask=list(e.entry.allow_without_ask),
+                arguments=e.entry.arguments,  # type: ignore[arg-type]
+                tool_names=e.entry.tool_names,  # type: ignore[arg-type]
             )
             for e in entries
         ],

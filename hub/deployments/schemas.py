@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +29,14 @@ class EntryIn(RequestModel):
     server: str = Field(pattern=HANDLE_PATTERN, description="server handle")
     catalog_version: int = Field(ge=1, lt=2**31)
     allow_without_ask: list[str] = Field(default_factory=list, max_length=10_000)
+    arguments: Literal["strict", "schema"] = Field(
+        default="strict",
+        description="strict: undeclared top-level arguments are refused; schema: the schema alone",
+    )
+    tool_names: Literal["prefixed", "plain"] = Field(
+        default="prefixed",
+        description="prefixed: handle__tool; plain: the tools' own names (valid and unique)",
+    )
 
 
 class DeploymentCreate(RequestModel):
@@ -46,6 +54,8 @@ class EntryRead(BaseModel):
     server: str
     catalog_version: int
     allow_without_ask: list[str]
+    arguments: Literal["strict", "schema"] = "strict"
+    tool_names: Literal["prefixed", "plain"] = "prefixed"
 
 
 class DeploymentRead(BaseModel):

@@ -22,6 +22,7 @@ from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.deployments import repository
 from hub.deployments.schemas import DeploymentCreate, DeploymentUpdate, EntryIn
+from hub.deployments.wirenames import plain_name_problem
 from hub.models import Catalog, Deployment, DeploymentEntry, Server
 from hub.principals import service as principals_service
 from hub.servers import service as servers_service
@@ -30,6 +31,7 @@ __all__ = [
     "ResolvedEntry",
     "create_deployment",
     "delete_deployment",
+    "entry_rows",
     "get_deployment",
     "get_deployment_or_none",
     "list_deployments",
@@ -61,6 +63,7 @@ async def _build_entries(
     if len(set(handles)) != len(handles):
         raise BadRequest("a server may appear only once in a deployment")
     rows = []
+    naming: list[tuple[str, list[str], bool]] = []
     for position, entry in enumerate(entries):
         server = await servers_service.get_server(session, access.tenant_id, entry.server)
         await servers_service.require_credential_use(access, server.credential_id)
@@ -70,6 +73,7 @@ async def _build_entries(
         names = {str(t.get("name")) for t in catalog.tools}
         if not set(entry.allow_without_ask) <= names:
             raise BadRequest("allow_without_ask names a tool missing from that catalog")
+        naming.append((entry.server, list(names), entry.tool_names == "plain"))
         rows.append(
             DeploymentEntry(
                 id=uuid.uuid4(),
@@ -79,8 +83,13 @@ async def _build_entries(
                 catalog_id=catalog.id,
                 position=position,
                 allow_without_ask=sorted(set(entry.allow_without_ask)),
+                arguments=entry.arguments,
+                tool_names=entry.tool_names,
             )
         )
+    problem = plain_name_problem(naming)
+    if problem is not None:
+        raise BadRequest(problem)
     return rows
 
 
@@ -166,6 +175,16 @@ async def delete_deployment(
     await session.delete(deployment)
     await session.flush()
     await _audit(session, access, "deployment.delete", deployment, 0)
+
+
+async def entry_rows(
+    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+) -> list[tuple[DeploymentEntry, Server]]:
+    """A deployment's entries in order with their server rows (catalogs not loaded: they are
+    immutable, so callers may keep them)."""
+    rows = await repository.entries_of(session, tenant_id, [deployment_id])
+    servers = await servers_service.servers_by_ids(session, tenant_id, [r.server_id for r in rows])
+    return [(row, servers[row.server_id]) for row in rows]
 
 
 async def resolved_entries(

@@ -30,7 +30,10 @@ MESSAGES: Final[dict[str, str]] = {
     "invalid_secret": "the credential secret is not a valid header value",
     "handshake_failed": "upstream refused the MCP handshake",
 }
-_ALIASES: Final[dict[str, str]] = {"malformed_response": "protocol_error"}
+_ALIASES: Final[dict[str, str]] = {
+    "malformed_response": "protocol_error",
+    "input_required": "invalid_result",  # an MRTR result where a plain one is due
+}
 
 
 def as_discovery_failure(exc: EgressError | McpError) -> HubError:

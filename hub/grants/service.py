@@ -44,6 +44,7 @@ __all__ = [
     "is_tenant_admin",
     "list_grants",
     "load_policy",
+    "policy_of",
 ]
 
 log = logging.getLogger("hub.grants")
@@ -78,13 +79,21 @@ async def load_policy(
     return policy
 
 
-async def _caller_policy(db: Database, cache: PolicyCache, access: TenantAccess) -> CompiledPolicy:
-    caller = access.caller
-    policy = cache.get(caller.principal_id, caller.grants_version)
+async def policy_of(
+    db: Database, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID, version: int
+) -> CompiledPolicy:
+    """The principal's compiled policy at ``version`` (the ``grants_version`` authentication
+    read), from the cache when it holds that version."""
+    policy = cache.get(principal_id, version)
     if policy is None:
         async with db.session(write=False) as session:
-            policy = await load_policy(session, cache, access.tenant_id, caller.principal_id)
+            policy = await load_policy(session, cache, tenant_id, principal_id)
     return policy
+
+
+async def _caller_policy(db: Database, cache: PolicyCache, access: TenantAccess) -> CompiledPolicy:
+    caller = access.caller
+    return await policy_of(db, cache, access.tenant_id, caller.principal_id, caller.grants_version)
 
 
 async def decide(

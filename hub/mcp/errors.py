@@ -15,7 +15,11 @@ decides about what came back is an :class:`McpError` whose ``reason`` is one of:
   ``input_required``, which the hub does not fulfil yet);
 - ``duplicate_tool``: two tools of one server share a name;
 - ``tool_error``: ``tools/call`` was answered with a JSON-RPC error (unknown tool, bad params…);
-  :attr:`McpError.code` carries the JSON-RPC code so the gateway can map it, never the text.
+  :attr:`McpError.code` carries the JSON-RPC code so the gateway can map it, and
+  :attr:`McpError.upstream_message` the upstream's own message (at most 1,000 characters) for the
+  gateway to redact and relay to the agent — it is never part of ``str()`` or ``repr()``;
+- ``input_required``: a ``tools/call`` answered with an MRTR ``input_required`` result, which the
+  hub cannot fulfil (it offers the server nothing to ask for).
 
 Rules, as for the egress errors: the message is fixed hub text (never upstream text, status or
 headers, never the bearer), and the client raises these outside the ``except`` block that saw a
@@ -36,6 +40,7 @@ Reason = Literal[
     "invalid_result",
     "duplicate_tool",
     "tool_error",
+    "input_required",
 ]
 
 _MESSAGES: Final[dict[Reason, str]] = {
@@ -46,6 +51,7 @@ _MESSAGES: Final[dict[Reason, str]] = {
     "invalid_result": "the MCP server returned a result of the wrong shape",
     "duplicate_tool": "the MCP server lists two tools with the same name",
     "tool_error": "the MCP server answered the tool call with an error",
+    "input_required": "the MCP server asked for input the hub cannot provide",
 }
 
 REASONS: Final[frozenset[str]] = frozenset(_MESSAGES)
@@ -57,10 +63,13 @@ class McpError(Exception):
     ``code`` is set only for ``tool_error``: the JSON-RPC error code of the upstream answer.
     """
 
-    def __init__(self, reason: Reason, *, code: int | None = None) -> None:
+    def __init__(
+        self, reason: Reason, *, code: int | None = None, upstream_message: str | None = None
+    ) -> None:
         self.reason: Reason = reason
         self.message = _MESSAGES[reason]
         self.code = code
+        self.upstream_message = upstream_message[:1000] if upstream_message else None
         # Internal: set once the server's era is certain, so era negotiation stops falling back.
         self.settled = False
         super().__init__(self.message)

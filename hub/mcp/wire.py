@@ -125,5 +125,7 @@ def check_result_type(result: Mapping[str, Json]) -> None:
     grow support later.
     """
     kind = result.get("resultType", "complete")
+    if kind == "input_required":
+        raise McpError("input_required")
     if kind != "complete":
         raise McpError("invalid_result")

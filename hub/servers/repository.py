@@ -11,7 +11,14 @@ from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import DeploymentEntry, Server
 
-__all__ = ["get_by_handle", "handle_ever_used", "is_referenced", "list_servers"]
+__all__ = [
+    "get_by_handle",
+    "get_by_id",
+    "get_by_ids",
+    "handle_ever_used",
+    "is_referenced",
+    "list_servers",
+]
 
 
 async def get_by_handle(
@@ -28,6 +35,15 @@ async def get_by_id(
 ) -> Server | None:
     query = scoped(Server, tenant_id).where(Server.id == server_id)
     return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_by_ids(
+    session: AsyncSession, tenant_id: TenantId, server_ids: list[uuid.UUID]
+) -> list[Server]:
+    if not server_ids:
+        return []
+    query = scoped(Server, tenant_id).where(Server.id.in_(server_ids))
+    return list((await session.execute(query)).scalars().all())
 
 
 async def handle_ever_used(session: AsyncSession, tenant_id: TenantId, handle: str) -> bool:

@@ -83,12 +83,7 @@ async def get_server(
 async def servers_by_ids(
     session: AsyncSession, tenant_id: TenantId, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, Server]:
-    found = {}
-    for server_id in ids:
-        server = await repository.get_by_id(session, tenant_id, server_id)
-        if server is not None:
-            found[server_id] = server
-    return found
+    return {s.id: s for s in await repository.get_by_ids(session, tenant_id, list(set(ids)))}
 
 
 async def list_servers(

@@ -141,7 +141,12 @@ async def test_refused_origin_records_its_reason(
 ) -> None:
     credential = await client.post(
         team.url("credentials"),
-        json={"name": "c", "type": "api_key", "secret": "s", "api_base_url": "https://x.example"},
+        json={
+            "name": "c",
+            "type": "api_key",
+            "secret": "s-0123456789abcdef",
+            "api_base_url": "https://x.example",
+        },
         headers=team.admin.headers,
     )
     assert credential.status_code == 201, credential.text

@@ -55,7 +55,11 @@ async def test_non_canonical_ids_read_404_on_every_route(world: World) -> None:
             for label, text in spellings(world.a_ids[param]).items():
                 response = await call(world, route, {**world.a_ids, param: text}, world.a_admin)
                 assert response.status_code == 404, (name, param, label, response.text)
-                assert response.json()["error"]["code"] == "not_found"
+                error = response.json()["error"]
+                if route.path.endswith("/mcp"):  # JSON-RPC: the class says it
+                    assert error["data"]["class"] == "not_found"
+                else:
+                    assert error["code"] == "not_found"
                 checked += 1
     assert checked > 100
     assert await snapshot(world.db, world.a_ids["t"], skip=("audit_events",)) == before

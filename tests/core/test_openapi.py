@@ -9,8 +9,8 @@ import pytest
 from hub.app import create_app
 from tests.conftest import make_settings
 
-#: Routes whose 2xx is not JSON (Prometheus text) or carries no body.
-UNTYPED = {("get", "/metrics")}
+#: Routes whose 2xx is not an envelope: Prometheus text, and the agents' MCP endpoint (JSON-RPC).
+UNTYPED = {("get", "/metrics"), ("post", "/tenants/{t}/deployments/{d}/mcp")}
 
 
 @pytest.fixture(scope="module")

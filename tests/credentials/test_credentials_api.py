@@ -54,7 +54,9 @@ async def test_create_read_update_revoke(client: httpx2.AsyncClient, database: D
     assert renamed.json()["data"]["version"] == 2
     stale = await client.patch(url, json={"name": "again", "version": 1}, headers=admin.headers)
     assert stale.status_code == 409
-    rotated_secret = await client.patch(url, json={"secret": "new-secret"}, headers=admin.headers)
+    rotated_secret = await client.patch(
+        url, json={"secret": "new-secret-0123456789"}, headers=admin.headers
+    )
     assert rotated_secret.json()["data"]["version"] == 3
     assert (await client.delete(url, headers=admin.headers)).status_code == 204
     revoked = (await client.get(url, headers=admin.headers)).json()["data"]
@@ -193,7 +195,7 @@ async def test_leaving_keyless_needs_a_secret(
     assert to_token.status_code == 400
     with_secret = await client.patch(
         url,
-        json={"metadata": {"mcp": {"auth": "token"}}, "secret": "tok-123"},
+        json={"metadata": {"mcp": {"auth": "token"}}, "secret": "tok-0123456789abcdef"},
         headers=admin.headers,
     )
     assert with_secret.status_code == 200

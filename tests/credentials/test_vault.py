@@ -69,10 +69,10 @@ async def test_ciphertext_moved_to_another_row_or_field_fails_uniformly(
     keyring: Keyring = components_of(app).get(Keyring)
     ta, tb = await make_tenant(database), await make_tenant(database)
     a, b = await make_principal(database, ta.id), await make_principal(database, tb.id)
-    a1 = await _create(client, ta.id, a.headers, "secret-a1")
-    a2 = await _create(client, ta.id, a.headers, "secret-a2")
-    b1 = await _create(client, tb.id, b.headers, "secret-b1")
-    assert await _plain(database, keyring, ta.id, a1) == "secret-a1"
+    a1 = await _create(client, ta.id, a.headers, "secret-a1-0123456789")
+    a2 = await _create(client, ta.id, a.headers, "secret-a2-0123456789")
+    b1 = await _create(client, tb.id, b.headers, "secret-b1-0123456789")
+    assert await _plain(database, keyring, ta.id, a1) == "secret-a1-0123456789"
 
     async def copy_secret(src: uuid.UUID, dst: uuid.UUID, field: str = "secret") -> None:
         async with database.session() as session:
@@ -110,7 +110,7 @@ async def test_ciphertext_moved_to_another_row_or_field_fails_uniformly(
         keyring.decrypt(sealed, credential_aad(ta.id, a1, "refresh_token"))
     assert errors[0] == errors[1]
     assert errors[0][1] is None
-    assert "secret-a1" not in repr(errors)
+    assert "secret-a1-0123456789" not in repr(errors)
 
 
 async def test_single_bit_flip_fails_uniformly(
@@ -119,7 +119,7 @@ async def test_single_bit_flip_fails_uniformly(
     keyring: Keyring = components_of(app).get(Keyring)
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)
-    cid = await _create(client, tenant.id, admin.headers, "flip-me")
+    cid = await _create(client, tenant.id, admin.headers, "flip-me-0123456789ab")
     async with database.session(write=False) as session:
         row = (await session.execute(select(Credential).where(Credential.id == cid))).scalar_one()
     original_nonce, original_ct = (
@@ -147,7 +147,7 @@ async def test_single_bit_flip_fails_uniformly(
                 update(Credential).where(Credential.id == cid).values({column: value})
             )
     assert len(messages) == 1
-    assert await _plain(database, keyring, tenant.id, cid) == "flip-me"
+    assert await _plain(database, keyring, tenant.id, cid) == "flip-me-0123456789ab"
 
 
 async def test_keyless_sentinel_decrypts_to_no_bearer(
@@ -170,11 +170,11 @@ async def test_unusable_credentials_read_as_404(
     admin = await make_principal(database, tenant.id)
     other_admin = await make_principal(database, other.id)
     password = await _create(client, tenant.id, admin.headers, "pw", type="password")
-    errored = await _create(client, tenant.id, admin.headers, "x", status="error")
+    errored = await _create(client, tenant.id, admin.headers, "x-0123456789abcdefg", status="error")
     expired = await _create(
-        client, tenant.id, admin.headers, "x", expires_at="2000-01-01T00:00:00Z"
+        client, tenant.id, admin.headers, "x-0123456789abcdefg", expires_at="2000-01-01T00:00:00Z"
     )
-    foreign = await _create(client, other.id, other_admin.headers, "x")
+    foreign = await _create(client, other.id, other_admin.headers, "x-0123456789abcdefg")
     for cid in [password, errored, expired, foreign, uuid.uuid4()]:
         async with database.session(write=False) as session:
             with pytest.raises(NotFound):
@@ -193,12 +193,15 @@ async def test_rotation_round_trip(database: Database, db_url: str) -> None:
     k1_settings = make_settings(db_url)
     app1, client1 = await _app_client(k1_settings, database)
     async with app1.router.lifespan_context(app1), client1:
-        ids = [await _create(client1, tenant.id, admin.headers, f"s-{i}") for i in range(25)]
+        ids = [
+            await _create(client1, tenant.id, admin.headers, f"s-{i}-0123456789abcdef")
+            for i in range(25)
+        ]
     k1 = Keyring.parse(f"t1:{TEST_KEY}", "t1")
     both = Keyring.parse(f"t1:{TEST_KEY},k2:{K2}", "k2")
     assert await remaining_by_key_id(database, both) == {"t1": 25}
     for cid, i in zip(ids, range(25), strict=True):
-        assert await _plain(database, both, tenant.id, cid) == f"s-{i}"
+        assert await _plain(database, both, tenant.id, cid) == f"s-{i}-0123456789abcdef"
     first = await rotate_credentials(database, both, batch_size=7)
     assert first.rewrapped_rows == 25
     second = await rotate_credentials(database, both, batch_size=7)
@@ -206,7 +209,7 @@ async def test_rotation_round_trip(database: Database, db_url: str) -> None:
     assert await remaining_by_key_id(database, both) == {}
     only_k2 = Keyring.parse(f"k2:{K2}", "k2")
     for cid, i in zip(ids, range(25), strict=True):
-        assert await _plain(database, only_k2, tenant.id, cid) == f"s-{i}"
+        assert await _plain(database, only_k2, tenant.id, cid) == f"s-{i}-0123456789abcdef"
     with pytest.raises(CredentialUnusable):
         await _plain(database, k1, tenant.id, ids[0])
     # versions are untouched by rotation
@@ -220,7 +223,7 @@ async def test_readyz_fails_naming_a_missing_key(database: Database, db_url: str
     admin = await make_principal(database, tenant.id)
     app, client = await _app_client(make_settings(db_url), database)
     async with app.router.lifespan_context(app), client:
-        cid = await _create(client, tenant.id, admin.headers, "whatever")
+        cid = await _create(client, tenant.id, admin.headers, "whatever-0123456789ab")
         assert (await client.get("/readyz")).status_code == 200
         async with database.session() as session:
             await session.execute(
@@ -238,7 +241,10 @@ async def test_concurrent_rotations_and_updates_lose_nothing(
     admin = await make_principal(database, tenant.id)
     app1, client1 = await _app_client(make_settings(db_url), database)
     async with app1.router.lifespan_context(app1), client1:
-        ids = [await _create(client1, tenant.id, admin.headers, f"v0-{i}") for i in range(40)]
+        ids = [
+            await _create(client1, tenant.id, admin.headers, f"v0-{i}-0123456789abcdef")
+            for i in range(40)
+        ]
     rotating = make_settings(
         db_url, encryption_keys=SecretStr(f"t1:{TEST_KEY},k2:{K2}"), active_key_id="k2"
     )
@@ -251,12 +257,14 @@ async def test_concurrent_rotations_and_updates_lose_nothing(
             if i % 2 == 0:
                 url = f"/tenants/{tenant.id}/credentials/{cid}"
                 response = await client2.patch(
-                    url, json={"secret": f"v1-{i}", "name": f"n{i}"}, headers=admin.headers
+                    url,
+                    json={"secret": f"v1-{i}-0123456789abcdef", "name": f"n{i}"},
+                    headers=admin.headers,
                 )
                 assert response.status_code == 200
-                expected[cid] = f"v1-{i}"
+                expected[cid] = f"v1-{i}-0123456789abcdef"
             else:
-                expected[cid] = f"v0-{i}"
+                expected[cid] = f"v0-{i}-0123456789abcdef"
         return expected
 
     async with app2.router.lifespan_context(app2), client2:
@@ -338,7 +346,7 @@ async def test_a_secret_without_a_provider_origin_is_never_sent(
 
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)
-    cid = await _create(client, tenant.id, admin.headers, "a-secret")
+    cid = await _create(client, tenant.id, admin.headers, "a-secret-0123456789ab")
     async with database.session() as session:
         await session.execute(
             update(Credential).where(Credential.id == cid).values(api_base_url=None)

@@ -3,7 +3,8 @@
 - ``not_a_server_error`` (schemathesis' own): no 5xx, ever;
 - ``response_schema_conformance`` (schemathesis' own): every body matches the schema the
   document declares for its status — for 2xx the typed ``Envelope[…Read]`` of the route;
-- :func:`error_shape`: one ``x-request-id`` on every response; an error body is exactly
+- :func:`error_shape`: one ``x-request-id`` on every response; an error body (a JSON-RPC error
+  on the agents' MCP endpoint) is exactly
   ``{"error": {"code", "message", "request_id", …}}`` (DESIGN §4, §13) whose ``request_id`` is
   that header, whose extra fields are only ``reason``, ``details`` (items exactly ``{loc, msg}``:
   never pydantic's ``input`` or ``ctx``) and, on a 403, ``resource`` and ``action``; and every
@@ -60,6 +61,9 @@ def error_shape(ctx: CheckContext, response: Response, case: Case[Any]) -> bool 
     except ValueError as exc:
         raise AssertionError(f"error body is not JSON: {response.content[:200]!r}") from exc
     assert isinstance(body, dict), f"error body is not an object: {body!r}"
+    if case.path.endswith("/mcp") and "jsonrpc" in body:
+        _check_json_rpc_error(body)
+        return None
     assert set(body) == {"error"}, f"error body keys {sorted(body)}"
     error = body["error"]
     assert isinstance(error, dict), f"error is not an object: {error!r}"
@@ -79,6 +83,17 @@ def error_shape(ctx: CheckContext, response: Response, case: Case[Any]) -> bool 
         rest = {key: value for key, value in error.items() if key != "request_id"}
         assert rest == UNAUTHORIZED, f"a 401 body that is not the uniform one: {error!r}"
     return None
+
+
+def _check_json_rpc_error(body: dict[str, Any]) -> None:
+    """The agents' MCP endpoint answers errors as JSON-RPC (DESIGN §10.4): a code, the hub's
+    message and its class in ``data``; never an echo of the request."""
+    assert set(body) == {"jsonrpc", "id", "error"}, f"JSON-RPC error keys {sorted(body)}"
+    error = body["error"]
+    assert isinstance(error, dict), f"JSON-RPC error is not an object: {error!r}"
+    assert type(error.get("code")) is int, f"JSON-RPC error code: {error!r}"
+    assert isinstance(error.get("message"), str), f"JSON-RPC error message: {error!r}"
+    assert set(error) <= {"code", "message", "data"}, f"JSON-RPC error fields {sorted(error)}"
 
 
 def _check_details(details: Any) -> None:

@@ -35,6 +35,7 @@ from hub.core.db import Database
 from hub.core.settings import Settings
 from hub.egress import Fetcher
 from hub.models import Base
+from tests.conftest import make_settings
 from tests.fuzz.network import offline_fetcher
 from tests.support.databases import truncate_all
 from tests.support.factories import (
@@ -90,6 +91,7 @@ class Seed:
     revoked_key: str
     # Strings no response may contain: the canary, and every seeded key (whole and its secret).
     secrets: list[str]
+    agent: Actor  # the deployment's own agent: the one caller of its MCP endpoint
 
 
 @dataclass
@@ -118,7 +120,9 @@ class FuzzWorld:
             case.body = self.resolve(case.body)
 
     def actor_for(self, path: str) -> Actor:
-        return self.seed.platform if is_platform_path(path) else self.seed.admin
+        if is_platform_path(path):
+            return self.seed.platform
+        return self.seed.agent if path.endswith("/mcp") else self.seed.admin
 
     def send(self, case: Case[Any], *, authenticate: bool = True) -> httpx2.Response:
         """Send ``case`` as the actor its route needs (or with only its own headers): exactly
@@ -193,7 +197,8 @@ def make_seed(settings: Settings) -> Seed:
         rows = running.portal.call(_dump, running.db)
     platform, admin, ids, keys, revoked_key = seeded
     forms = [form for key in [*keys, revoked_key] for form in (key, key[17:49])]
-    return Seed(rows, platform, admin, ids, canary, revoked_key, [canary, *forms])
+    agent = Actor(uuid.UUID(ids["p"]), uuid.UUID(ids["t"]), keys[2])
+    return Seed(rows, platform, admin, ids, canary, revoked_key, [canary, *forms], agent)
 
 
 @contextmanager
@@ -256,6 +261,7 @@ async def _seed(
     deployment = {"agent_id": p, "entries": [entry]}
     d = (await _api(client, admin, "POST", f"/tenants/{t}/deployments", deployment))["data"]["id"]
     bundle = await client.get(f"/tenants/{t}/deployments/{d}/bundle", headers=admin.headers)
+    a = await _seed_approval(db, tenant.id, uuid.UUID(d), uuid.UUID(p))
     page = await _api(client, admin, "GET", f"/tenants/{t}/principals?limit=1", expect=200)
     ids = {
         "t": t,
@@ -267,11 +273,28 @@ async def _seed(
         "c": c,
         "handle": SERVER_HANDLE,
         "d": d,
+        "a": str(a),
         "etag": bundle.headers["etag"],
         "cursor": page["next_cursor"],
     }
     seeded_keys = [platform.key, admin.key, key["key"], platform_key["key"]]
     return platform, admin, ids, seeded_keys, revoked["key"]
+
+
+async def _seed_approval(
+    db: Database, tenant_id: uuid.UUID, deployment_id: uuid.UUID, agent_id: uuid.UUID
+) -> uuid.UUID:
+    """A pending approval of the agent's call of ``alpha`` (what an ``ask`` call leaves)."""
+    from hub.approvals.service import ApprovalContext, ApprovalRequest, Binding, pending_for
+    from hub.core.crypto import Keyring
+    from hub.core.tenancy import system_scope
+
+    keyring = Keyring.from_settings(make_settings())
+    ctx = ApprovalContext(keyring=keyring, ttl_s=86_400, use_s=600, wait_s=0)
+    binding = Binding(deployment_id, agent_id, f"tool:{SERVER_HANDLE}.alpha", "0" * 64, "1" * 64)
+    request = ApprovalRequest(binding, SERVER_HANDLE, "alpha", f"{SERVER_HANDLE}__alpha", {}, 1)
+    scope = system_scope(tenant_id, reason="fuzz seed")
+    return (await pending_for(db, ctx, scope, request)).id
 
 
 async def _make_database(url: str) -> Database:

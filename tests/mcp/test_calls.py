@@ -164,12 +164,11 @@ def result_reply(result: dict[str, Any]) -> Any:
 @pytest.mark.parametrize(
     "result",
     [
-        {"resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}},
         {"resultType": "partial", "content": []},
         {"content": "not a list"},
         {"isError": True},
     ],
-    ids=["input-required", "unknown-result-type", "bad-content", "no-content"],
+    ids=["unknown-result-type", "bad-content", "no-content"],
 )
 async def test_call_results_of_the_wrong_shape_are_invalid_result(
     handmade_peer: HandmadePeerStarter, client: McpClient, result: dict[str, Any]
@@ -179,6 +178,35 @@ async def test_call_results_of_the_wrong_shape_are_invalid_result(
     with pytest.raises(McpError) as caught:
         await call(client, peer, "echo", {}, era_hint="modern")
     assert caught.value.reason == "invalid_result"
+
+
+async def test_an_input_required_call_result_has_its_own_reason(
+    handmade_peer: HandmadePeerStarter, client: McpClient
+) -> None:
+    """MRTR ``input_required`` (SEP-2322) is not a malformed answer: the gateway tells the agent
+    the hub cannot provide the input (``input_required_unsupported``)."""
+    peer = await handmade_peer(era="modern", tools=TOOLS)
+    result = {"resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}}
+    peer.override("tools/call", result_reply(result))
+    with pytest.raises(McpError) as caught:
+        await call(client, peer, "echo", {}, era_hint="modern")
+    assert caught.value.reason == "input_required"
+
+
+async def test_a_tool_error_keeps_the_upstream_message_out_of_its_text(
+    handmade_peer: HandmadePeerStarter, client: McpClient
+) -> None:
+    peer = await handmade_peer(era="modern", tools=TOOLS)
+    error = {"code": -32602, "message": "no such tool: x" * 200}
+    peer.override(
+        "tools/call", lambda r: Reply(200, {"jsonrpc": "2.0", "id": r.rpc_id, "error": error})
+    )
+    with pytest.raises(McpError) as caught:
+        await call(client, peer, "echo", {}, era_hint="modern")
+    assert caught.value.reason == "tool_error"
+    assert caught.value.code == -32602
+    assert caught.value.upstream_message == ("no such tool: x" * 200)[:1000]
+    assert "no such tool" not in str(caught.value) + repr(caught.value)
 
 
 async def test_unknown_result_fields_survive_in_the_call_result(

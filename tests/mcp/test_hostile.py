@@ -457,6 +457,7 @@ def test_reasons_are_the_documented_set() -> None:
     assert json.loads(json.dumps(sorted(REASONS))) == [
         "duplicate_tool",
         "handshake_failed",
+        "input_required",
         "invalid_result",
         "not_mcp",
         "protocol_error",

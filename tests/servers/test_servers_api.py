@@ -39,7 +39,12 @@ async def _credential(client: httpx2.AsyncClient, team: TenantAdmin) -> str:
     """A credential of ``team`` pinned to ``https://x.example``; its id."""
     response = await client.post(
         team.url("credentials"),
-        json={"name": "c", "type": "api_key", "secret": "s", "api_base_url": "https://x.example"},
+        json={
+            "name": "c",
+            "type": "api_key",
+            "secret": "s-0123456789abcdef",
+            "api_base_url": "https://x.example",
+        },
         headers=team.admin.headers,
     )
     assert response.status_code == 201, response.text

@@ -115,7 +115,7 @@ class World:
                 json={
                     "name": "tmp",
                     "type": "api_key",
-                    "secret": "tmp-secret",
+                    "secret": "tmp-secret-0123456789",
                     "api_base_url": "https://tmp.example.com",
                 },
                 headers=headers,
@@ -136,6 +136,8 @@ class World:
                 headers=headers,
             )
             return {**ids, "d": r.json()["data"]["id"]}
+        if what == "approval":
+            return {**ids, "a": await ask_for_approval(self, ids, f"throwaway-{uuid.uuid4()}")}
         if what == "platform_key":
             r = await self.client.post("/platform/keys", json={}, headers=self.platform.headers)
             return {**ids, "k": r.json()["data"]["id"]}
@@ -176,7 +178,7 @@ async def _peer_credential(w: World) -> Ids:
         json={
             "name": "peer",
             "type": "api_key",
-            "secret": "peer-secret",
+            "secret": "peer-secret-0123456789",
             "api_base_url": w.peer_url.rsplit("/", 1)[0],
         },
         headers=w.a_admin.headers,
@@ -346,7 +348,7 @@ ROUTES: dict[str, Route] = {
         body=lambda i: {
             "name": "c",
             "type": "api_key",
-            "secret": "s3cret",
+            "secret": "s3cret-0123456789ab",
             "api_base_url": "https://api.example.com",
         },
         mutating=True,
@@ -456,6 +458,26 @@ ROUTES: dict[str, Route] = {
         success=204,
     ),
     "deployment.bundle": Route("tenant", "GET", "/tenants/{t}/deployments/{d}/bundle"),
+    # tenant: approvals and the agents' MCP endpoint
+    "approval.list": Route("tenant", "GET", "/tenants/{t}/approvals"),
+    "approval.get": Route("tenant", "GET", "/tenants/{t}/approvals/{a}"),
+    "approval.decide": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/approvals/{a}/decision",
+        body=lambda i: {"decision": "approve", "note": "ok"},
+        mutating=True,
+        prepare=_fresh("approval"),
+    ),
+    "gateway.mcp": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/deployments/{d}/mcp",
+        body=lambda i: {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    ),
+    # GET and DELETE are 405 for everyone (stateless in both eras): nothing to authorise, nothing
+    # revealed about the tenant or deployment named
+    "gateway.mcp_stream": Route("public", "GET", "/tenants/{t}/deployments/{d}/mcp"),
 }
 
 _PARAM = re.compile(r"{(\w+)}")
@@ -529,9 +551,15 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
     )
     p = agent.json()["data"]["id"]
     key = await w.client.post(f"/tenants/{t}/principals/{p}/keys", json={}, headers=headers)
+    handle = f"{label}-srv"
     grant = await w.client.post(
         f"/tenants/{t}/grants",
-        json={"principal_id": p, "resource": "tool:alpha.*", "action": "call", "effect": "allow"},
+        json={
+            "principal_id": p,
+            "resource": f"tool:{handle}.*",
+            "action": "call",
+            "effect": "allow",
+        },
         headers=headers,
     )
     credential = await w.client.post(
@@ -544,7 +572,6 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
         },
         headers=headers,
     )
-    handle = f"{label}-srv"
     server_id = await make_server(w.db, uuid.UUID(t), handle, f"https://{label}.example.com/mcp")
     await make_catalog(w.db, uuid.UUID(t), server_id, [tool(f"{label}-tool")])
     deployment = await w.client.post(
@@ -561,14 +588,35 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
         "handle": handle,
         "version": "1",
         "d": deployment.json()["data"]["id"],
+        "tool": f"{label}-tool",
     }
     ids["key_prefix"] = key.json()["data"]["prefix"]
+    ids["agent_key"] = key.json()["data"]["key"]
+    ids["a"] = await ask_for_approval(w, ids, "populate")
     return ids
+
+
+async def ask_for_approval(w: World, ids: Ids, note: str) -> str:
+    """The agent calls its ``ask`` tool through the MCP endpoint: a pending approval (its id)."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": f"{ids['handle']}__{ids['tool']}", "arguments": {"note": note}},
+    }
+    response = await w.client.post(
+        f"/tenants/{ids['t']}/deployments/{ids['d']}/mcp",
+        json=call,
+        headers={"authorization": f"Bearer {ids['agent_key']}"},
+    )
+    assert response.status_code == 200, response.text
+    meta = response.json()["result"]["_meta"]["io.mcphub/approval"]
+    return str(meta["id"])
 
 
 @pytest.fixture
 def settings(db_url: str) -> Settings:
-    return make_settings(db_url, allow_loopback=True, discovery_timeout_s=10)
+    return make_settings(db_url, allow_loopback=True, discovery_timeout_s=10, approval_wait_s=0)
 
 
 @pytest.fixture

@@ -80,7 +80,12 @@ def failure(reply: Reply, stage: Stage) -> McpError:
     """The error for a reply that carries no usable result (see the module table)."""
     if stage == "call" and reply.error is not None:
         code = reply.error_code
-        return McpError("tool_error", code=code) if code is not None else McpError("protocol_error")
+        if code is None:
+            return McpError("protocol_error")
+        text = reply.error.get("message")
+        return McpError(
+            "tool_error", code=code, upstream_message=text if isinstance(text, str) else None
+        )
     reason: Reason
     if reply.answer is None and reply.status >= 500:
         reason = "handshake_failed" if stage == "handshake" else "protocol_error"

@@ -1,0 +1,58 @@
+"""One audit row per ``tools/call`` (DESIGN §10.2 step 7), and the call metrics.
+
+Written in a fresh short transaction after the call (never one open across the upstream call):
+the decision and its reasons, the approval id, the arguments' sha256 (never their values), the
+tool's sha256, the catalog version, the agent's ``grants_version``, outcome and class, upstream
+milliseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.audit.service import record_failure
+from hub.core.db import Database
+from hub.core.metrics import Metrics
+from hub.core.tenancy import TenantId
+from hub.gateway.engine.ports import CallRecord
+
+__all__ = ["HubAudit"]
+
+
+class HubAudit:
+    def __init__(
+        self, db: Database, metrics: Metrics, tenant_id: TenantId, request_id: str
+    ) -> None:
+        self._db = db
+        self._metrics = metrics
+        self._tenant = tenant_id
+        self._request_id = request_id
+
+    async def record(self, record: CallRecord) -> None:
+        details: dict[str, Any] = {
+            "deployment_id": str(record.deployment_id),
+            "wire_name": record.wire_name,
+            "decision": record.decision,
+            "reasons": list(record.reasons),
+            "approval_id": str(record.approval_id) if record.approval_id else None,
+            "arguments_sha256": record.arguments_sha256,
+            "tool_sha256": record.tool_sha256,
+            "catalog_version": record.catalog_version,
+            "grants_version": record.grants_version,
+            "class": record.error_class,
+            "reason": record.reason,
+            "upstream_ms": round(record.upstream_ms, 3) if record.upstream_ms is not None else None,
+        }
+        await record_failure(  # a fresh short transaction that never raises
+            self._db,
+            tenant_id=self._tenant,
+            actor_id=record.agent_id,
+            action="tool.call",
+            resource=record.grant_key or f"deployment:{record.deployment_id}",
+            request_id=self._request_id,
+            outcome=record.outcome,
+            details={k: v for k, v in details.items() if v is not None},
+        )
+        self._metrics.tool_calls.labels(
+            outcome=record.outcome, error_class=record.error_class or "none"
+        ).inc()

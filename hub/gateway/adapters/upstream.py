@@ -1,0 +1,104 @@
+"""The upstream port: the server's credential, decrypted in process, and ``tools/call``.
+
+The target is resolved as discovery resolves it (:func:`hub.upstream.resolve_target`: the pin is
+the origin of the credential's ``api_base_url``, or the URL's own with none or the keyless
+sentinel) in a short read session, closed before any outbound request. The secret exists only
+inside :func:`hub.credentials.vault.decrypt_for_use`, and the engine's shaping (redaction first)
+runs there too, so what leaves this port never holds it. Failures become
+:class:`~hub.gateway.engine.ports.UpstreamFailure` with the egress or MCP reason, never text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from hub.core.db import Database
+from hub.core.errors import HubError
+from hub.core.tenancy import TenantId
+from hub.credentials.exceptions import CredentialUnusable
+from hub.credentials.vault import decrypt_for_use
+from hub.egress import EgressError
+from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
+from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
+from hub.gateway.engine.redaction import Redactor
+from hub.mcp import McpError
+from hub.upstream import Target, UpstreamContext, resolve_target
+from hub.upstream.calls import era_from_hint
+
+__all__ = ["HubUpstream"]
+
+
+class HubUpstream:
+    def __init__(self, db: Database, ctx: UpstreamContext, tenant_id: TenantId) -> None:
+        self._db = db
+        self._ctx = ctx
+        self._tenant = tenant_id
+
+    async def _target(self, server: ServerEntry) -> Target:
+        try:
+            async with self._db.session(write=False) as session:
+                return await resolve_target(
+                    session, self._ctx, self._tenant, server.url, server.credential_id
+                )
+        except HubError as exc:  # unusable credential (404), URL off its pin (422)
+            reason = exc.extra.get("reason")
+            raise UpstreamFailure(
+                reason if isinstance(reason, str) else "credential_unavailable"
+            ) from None
+
+    async def call(
+        self,
+        view: DeploymentView,
+        server: ServerEntry,
+        tool: ToolEntry,
+        arguments: Mapping[str, Any],
+        shape: Shaper,
+    ) -> UpstreamResult:
+        target = await self._target(server)
+        started = time.perf_counter()
+
+        async def run(bearer: str | None) -> dict[str, Any]:
+            secrets = [bearer] if bearer else []
+            try:
+                done = await self._ctx.client.call_tool(
+                    target.url,
+                    tool.name,
+                    dict(arguments),
+                    pin=target.pin,
+                    bearer=bearer,
+                    deadline_s=self._ctx.call_deadline_s,
+                    tool=tool.tool,
+                    era_hint=era_from_hint(server.era),
+                    scope=str(self._tenant),
+                )
+            except McpError as exc:
+                message = (
+                    Redactor(secrets).text(exc.upstream_message) if exc.upstream_message else None
+                )
+                raise _failure(exc.reason, started, exc.code, message) from None
+            except EgressError as exc:
+                raise _failure(exc.reason, started) from None
+            return shape(done.result, secrets)
+
+        try:
+            if target.credential is None:
+                result = await run(None)
+            else:
+                result = await decrypt_for_use(self._ctx.keyring, target.credential, run)
+        except CredentialUnusable:
+            raise UpstreamFailure("credential_unavailable") from None
+        finally:
+            elapsed = time.perf_counter() - started
+            self._ctx.metrics.upstream.labels(operation="tool_call").observe(elapsed)
+        return UpstreamResult(result, (time.perf_counter() - started) * 1000)
+
+
+def _failure(
+    reason: str, started: float, code: int | None = None, message: str | None = None
+) -> UpstreamFailure:
+    upstream_ms = (time.perf_counter() - started) * 1000
+    if reason == "input_required":
+        reason = "input_required_unsupported"
+    return UpstreamFailure(reason, upstream_ms=upstream_ms, code=code, message=message)

@@ -1,0 +1,151 @@
+"""A deployment as the in-hub gateway sees it: its :class:`DeploymentView`, built per request.
+
+Each request reads the deployment's entries and their servers (two small queries: URLs,
+credentials and options can change at any moment, and a change must apply on the next call on
+every replica). Catalogs are immutable, so their tools are kept in memory by id; and the view
+itself — wire names, per-tool hashes and options — is kept by a signature of everything it is
+computed from, so an unchanged deployment costs no recomputation.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.catalogs import service as catalogs_service
+from hub.core.tenancy import TenantId
+from hub.deployments import service as deployments_service
+from hub.deployments.wirenames import assign_wire_names, grant_key
+from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
+
+__all__ = ["ViewLoader"]
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    version: int
+    tools: tuple[dict[str, Any], ...]
+    hashes: dict[str, str]
+
+
+class _Lru:
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._size = size
+
+    def get(self, key: Any) -> Any:
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+        return found
+
+    def put(self, key: Any, value: Any) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+class ViewLoader:
+    """Loads views; one per replica (its caches are per process, never shared state)."""
+
+    def __init__(self, catalogs: int = 512, views: int = 512) -> None:
+        self._catalogs = _Lru(catalogs)
+        self._views = _Lru(views)
+
+    async def _catalog(
+        self, session: AsyncSession, tenant_id: TenantId, catalog_id: uuid.UUID
+    ) -> _Catalog:
+        found: _Catalog | None = self._catalogs.get(catalog_id)
+        if found is None:
+            row = await catalogs_service.get_catalog_by_id(session, tenant_id, catalog_id)
+            found = _Catalog(row.version, tuple(row.tools), dict(row.tool_hashes))
+            self._catalogs.put(catalog_id, found)
+        return found
+
+    async def load(
+        self, session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+    ) -> DeploymentView | None:
+        deployment = await deployments_service.get_deployment_or_none(
+            session, tenant_id, deployment_id
+        )
+        if deployment is None:
+            return None
+        rows = await deployments_service.entry_rows(session, tenant_id, deployment_id)
+        signature = (
+            deployment.id,
+            deployment.agent_id,
+            tuple(
+                (
+                    e.catalog_id,
+                    tuple(e.allow_without_ask),
+                    e.arguments,
+                    e.tool_names,
+                    s.id,
+                    s.handle,
+                    s.created_at,
+                    s.url,
+                    s.credential_id,
+                    s.era,
+                )
+                for e, s in rows
+            ),
+        )
+        view: DeploymentView | None = self._views.get(signature)
+        if view is None:
+            catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
+            view = _build(tenant_id, deployment.id, deployment.agent_id, rows, catalogs)
+            self._views.put(signature, view)
+        return view
+
+
+def _build(
+    tenant_id: TenantId,
+    deployment_id: uuid.UUID,
+    agent_id: uuid.UUID,
+    rows: list[tuple[Any, Any]],
+    catalogs: list[_Catalog],
+) -> DeploymentView:
+    pairs = list(zip(rows, catalogs, strict=True))
+    naming = sorted(pairs, key=lambda p: (p[0][1].created_at, p[0][1].handle))
+    wire = assign_wire_names(
+        (s.handle, [str(t["name"]) for t in c.tools], e.tool_names == "plain")
+        for (e, s), c in naming
+    )
+    servers: dict[str, ServerEntry] = {}
+    tools: dict[str, ToolEntry] = {}
+    for (entry, server), catalog in pairs:
+        servers[server.handle] = ServerEntry(
+            handle=server.handle,
+            server_id=server.id,
+            url=server.url,
+            credential_id=server.credential_id,
+            era=server.era,
+            catalog_version=catalog.version,
+        )
+        listed = set(entry.allow_without_ask)
+        for tool in catalog.tools:
+            name = str(tool["name"])
+            wire_name = wire[(server.handle, name)]
+            tools[wire_name] = ToolEntry(
+                wire_name=wire_name,
+                handle=server.handle,
+                name=name,
+                grant_key=grant_key(server.handle, name),
+                tool=tool,
+                sha256=catalog.hashes[name],
+                catalog_version=catalog.version,
+                listed_without_ask=name in listed,
+                arguments="schema" if entry.arguments == "schema" else "strict",
+            )
+    return DeploymentView(
+        tenant_id=tenant_id.value,
+        deployment_id=deployment_id,
+        agent_id=agent_id,
+        servers=servers,
+        tools=tools,
+    )

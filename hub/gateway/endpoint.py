@@ -1,0 +1,156 @@
+"""``POST /tenants/{t}/deployments/{d}/mcp``: the agents' MCP endpoint (DESIGN §10.4, §15).
+
+Order: a browser ``Origin`` not in ``HUB_ALLOWED_ORIGINS`` → 403 (DNS-rebinding protection);
+one authentication for the whole HTTP request (a batch included): none or invalid → 401 with
+``WWW-Authenticate: Bearer`` and JSON-RPC ``40100``; the body must be JSON (400 ``-32700``);
+another tenant or an unknown deployment → 404 (``40400``); a caller that is not the deployment's
+agent — the platform admin and tenant admins included — → 403 with ``40300``. Then the request
+is classified by era and dispatched (:mod:`hub.mcp.server`) to the deployment's
+:class:`~hub.gateway.host.GatewayHost`. Stateless in both eras: GET and DELETE are 405.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request, Response
+
+from hub.approvals.service import ApprovalContext
+from hub.auth.deps import get_caller
+from hub.core import clock
+from hub.core.components import components_of
+from hub.core.deps import get_database
+from hub.core.errors import Unauthorized
+from hub.core.metrics import Metrics
+from hub.core.paths import is_canonical_id, parse_id
+from hub.core.settings import Settings
+from hub.core.tenancy import TenantId
+from hub.gateway.adapters.approvals import HubApprovals
+from hub.gateway.adapters.audit import HubAudit
+from hub.gateway.adapters.decide import PolicyDecider
+from hub.gateway.adapters.upstream import HubUpstream
+from hub.gateway.adapters.view import ViewLoader
+from hub.gateway.engine.engine import Gateway
+from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED
+from hub.gateway.host import GatewayHost
+from hub.grants import service as grants_service
+from hub.grants.cache import PolicyCache
+from hub.mcp.server.answers import HttpAnswer, RpcError, error_message
+from hub.mcp.server.dispatcher import dispatch, parse_body
+from hub.upstream import UpstreamContext
+
+__all__ = ["router"]
+
+NOT_FOUND = 40400
+
+router = APIRouter(tags=["gateway"])
+
+_JSON_RPC = {"application/json": {"schema": {"type": "object"}}}
+
+
+def _answer(answer: HttpAnswer) -> Response:
+    headers = dict(answer.headers)
+    if answer.body is None:
+        return Response(status_code=answer.status, headers=headers)
+    return Response(answer.encoded(), answer.status, headers, media_type="application/json")
+
+
+def _error(status: int, code: int, message: str, error_class: str, **headers: str) -> Response:
+    error = RpcError(code, message, {"class": error_class})
+    return _answer(HttpAnswer(status, error_message(None, error), headers))
+
+
+def _origin_allowed(request: Request, settings: Settings) -> bool:
+    origin = request.headers.get("origin")
+    return origin is None or origin in settings.allowed_origins
+
+
+@router.post(
+    "/tenants/{t}/deployments/{d}/mcp",
+    name="gateway.mcp",
+    response_class=Response,
+    responses={
+        200: {"description": "A JSON-RPC answer", "content": _JSON_RPC},
+        202: {"description": "A notification, accepted"},
+        400: {"description": "A malformed or mismatched request", "content": _JSON_RPC},
+        401: {"description": "No valid API key (JSON-RPC 40100)", "content": _JSON_RPC},
+        403: {
+            "description": "Not the deployment's agent, or a refused Origin",
+            "content": _JSON_RPC,
+        },
+        404: {
+            "description": "Unknown deployment, or an unknown method (2026-07-28)",
+            "content": _JSON_RPC,
+        },
+    },
+)
+async def mcp(
+    request: Request,
+    t: Annotated[str, Path(description="Tenant id")],
+    d: Annotated[str, Path(description="Deployment id")],
+) -> Response:
+    """The deployment's tools over MCP Streamable HTTP (both eras, stateless), for its agent."""
+    parts = components_of(request.app)
+    settings = parts.get(Settings)
+    if not _origin_allowed(request, settings):
+        return _error(403, FORBIDDEN, "Origin not allowed", "forbidden")
+    try:
+        caller = await get_caller(request)
+    except Unauthorized:
+        return _error(
+            401,
+            UNAUTHENTICATED,
+            "a valid API key is required",
+            "unauthenticated",
+            **{"www-authenticate": "Bearer"},
+        )
+    try:
+        raw = parse_body(await request.body())
+    except RpcError as error:
+        return _answer(HttpAnswer(error.status, error_message(None, error)))
+    if not is_canonical_id(t) or not is_canonical_id(d):
+        return _error(404, NOT_FOUND, "not found", "not_found")
+    tenant_uuid, deployment_id = parse_id(t), parse_id(d)
+    if caller.tenant_id is None:
+        return _error(403, FORBIDDEN, "only the deployment's agent may call it", "forbidden")
+    if caller.tenant_id.value != tenant_uuid:
+        return _error(404, NOT_FOUND, "not found", "not_found")
+    tenant_id: TenantId = caller.tenant_id
+    db = get_database(request)
+    async with db.session(write=False) as session:
+        view = await parts.get(ViewLoader).load(session, tenant_id, deployment_id)
+    if view is None:
+        return _error(404, NOT_FOUND, "not found", "not_found")
+    if view.agent_id != caller.principal_id:
+        return _error(403, FORBIDDEN, "only the deployment's agent may call it", "forbidden")
+    policy = await grants_service.policy_of(
+        db, parts.get(PolicyCache), tenant_id, caller.principal_id, caller.grants_version
+    )
+    approvals_ctx = parts.get(ApprovalContext)
+    public = settings.external_url
+
+    def approval_url(approval_id: Any) -> str:
+        return f"{public}/tenants/{tenant_id}/approvals/{approval_id}"
+
+    host = GatewayHost(
+        engine=parts.get(Gateway),
+        view=view,
+        decide=PolicyDecider(policy, caller.grants_version, clock.now()),
+        approvals=HubApprovals(db, approvals_ctx, tenant_id, approval_url),
+        upstream=HubUpstream(db, parts.get(UpstreamContext), tenant_id),
+        audit=HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id),
+    )
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    return _answer(await dispatch(host, raw, headers))
+
+
+@router.api_route(
+    "/tenants/{t}/deployments/{d}/mcp",
+    methods=["GET", "DELETE"],
+    name="gateway.mcp_stream",
+    response_class=Response,
+    include_in_schema=False,
+)
+async def no_stream(t: str, d: str) -> Response:
+    """Stateless in both eras: no server stream to GET and no session to DELETE."""
+    return Response(status_code=405, headers={"allow": "POST"})

@@ -1,0 +1,247 @@
+"""The gateway engine: one ``tools/call`` from wire name to audited result (DESIGN §10.2).
+
+1. Resolve the wire name (unknown → JSON-RPC ``-32602``, ``unknown_tool``), then decide
+   (:func:`~hub.gateway.engine.decision.effective`): ``deny`` → JSON-RPC ``40300``
+   (``forbidden``) before anything else runs.
+2. Validate the arguments (:mod:`~hub.gateway.engine.validation`); failure → ``isError``
+   ``invalid_arguments`` with each error's path. Only valid arguments ever create an approval.
+3. ``ask`` → the approval port (§10.3): approved (and consumed) → run; pending → ``isError``
+   ``approval_pending``; denied → JSON-RPC ``40300`` ``approval_denied``.
+4-6. The upstream port sends the call with the mediated credential and runs the engine's
+   shaping — redaction first, then the hub's ``_meta`` namespace, then the size bound — while the
+   secret is in hand. Failures become ``isError`` ``upstream_failed`` with the hub's text; an
+   upstream JSON-RPC error becomes ``isError`` with its code and (redacted, ≤ 1,000 characters)
+   message; ``-32020`` (the tool changed upstream) becomes ``tool_changed``.
+7. One audit row per call, whatever happened (never argument values: their sha256).
+
+One server failing fails only its own tools: nothing here is shared between servers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hub.core.canonical import canonical_json
+from hub.gateway.engine.decision import DriftPolicy, effective
+from hub.gateway.engine.errors import FORBIDDEN, UNKNOWN_TOOL, RpcFailure, error_result
+from hub.gateway.engine.model import DeploymentView, ToolEntry
+from hub.gateway.engine.ports import (
+    ApprovalOutcome,
+    ApprovalPort,
+    AuditPort,
+    CallRecord,
+    DecidePort,
+    UpstreamFailure,
+    UpstreamPort,
+)
+from hub.gateway.engine.redaction import Redactor
+from hub.gateway.engine.shaping import (
+    APPROVAL_META,
+    ResultTooLarge,
+    fit,
+    for_legacy_result,
+    listed_tool,
+    strip_hub_meta,
+    upstream_failure,
+)
+from hub.gateway.engine.validation import ValidatorCache
+
+__all__ = ["CallOutcome", "Gateway", "GatewayOptions", "arguments_sha256"]
+
+HEADER_MISMATCH = -32020
+
+
+def arguments_sha256(arguments: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of the arguments: what approvals and audit rows bind to."""
+    return hashlib.sha256(canonical_json(dict(arguments))).hexdigest()
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    max_result_bytes: int = 1024 * 1024
+    drift_policy: DriftPolicy = "ask"
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """A ``CallToolResult`` to answer with (``result``), or a JSON-RPC error (``failure``)."""
+
+    result: dict[str, Any] | None = None
+    failure: RpcFailure | None = None
+
+
+class Gateway:
+    """The engine: stateless apart from the compiled-validator cache; one per host."""
+
+    def __init__(self, options: GatewayOptions | None = None) -> None:
+        self.options = options or GatewayOptions()
+        self.validators = ValidatorCache()
+
+    # --- tools/list ------------------------------------------------------------------------
+
+    def list_tools(
+        self, view: DeploymentView, decide: DecidePort, *, legacy: bool
+    ) -> list[dict[str, Any]]:
+        """The ``allow`` and ``ask`` tools, sorted by wire name; ``deny`` tools are not listed."""
+        listed = []
+        for wire_name in sorted(view.tools):
+            tool = view.tools[wire_name]
+            decision = self.decide(tool, decide)
+            if decision == "deny":
+                continue
+            listed.append(listed_tool(tool.tool, wire_name, ask=decision == "ask", legacy=legacy))
+        return listed
+
+    def decide(self, tool: ToolEntry, decide: DecidePort) -> Literal["allow", "ask", "deny"]:
+        grant = decide.grant_effect(tool.grant_key)
+        return effective(grant, tool, drift_policy=self.options.drift_policy).effect
+
+    # --- tools/call ------------------------------------------------------------------------
+
+    async def call(
+        self,
+        view: DeploymentView,
+        wire_name: str,
+        arguments: Any,
+        *,
+        decide: DecidePort,
+        approvals: ApprovalPort,
+        upstream: UpstreamPort,
+        audit: AuditPort,
+        legacy: bool,
+    ) -> CallOutcome:
+        record = CallRecord(view.deployment_id, view.agent_id, wire_name)
+        record.grants_version = decide.grants_version
+        try:
+            outcome = await self._call(
+                view, wire_name, arguments, decide, approvals, upstream, record
+            )
+        finally:
+            await audit.record(record)
+        if outcome.result is not None and legacy:
+            return CallOutcome(result=for_legacy_result(outcome.result))
+        return outcome
+
+    async def _call(
+        self,
+        view: DeploymentView,
+        wire_name: str,
+        arguments: Any,
+        decide: DecidePort,
+        approvals: ApprovalPort,
+        upstream: UpstreamPort,
+        record: CallRecord,
+    ) -> CallOutcome:
+        tool = view.tools.get(wire_name)
+        if tool is None:
+            record.outcome, record.error_class = "failed", "unknown_tool"
+            return CallOutcome(
+                failure=RpcFailure(UNKNOWN_TOOL, f"Unknown tool: {wire_name[:64]}", "unknown_tool")
+            )
+        record.grant_key, record.tool_sha256 = tool.grant_key, tool.sha256
+        record.catalog_version = tool.catalog_version
+        decision = effective(
+            decide.grant_effect(tool.grant_key), tool, drift_policy=self.options.drift_policy
+        )
+        record.decision, record.reasons = decision.effect, decision.reasons
+        if decision.effect == "deny":
+            record.outcome, record.error_class = "denied", "forbidden"
+            return CallOutcome(failure=RpcFailure(FORBIDDEN, "not permitted", "forbidden"))
+        if arguments is None:
+            arguments = {}
+        validator = self.validators.get(
+            tool.sha256, tool.tool.get("inputSchema"), strict=tool.arguments == "strict"
+        )
+        errors = validator.errors(arguments)
+        if errors:
+            record.outcome, record.error_class = "failed", "invalid_arguments"
+            lines = "\n".join(f"- {e.path}: {e.message}" for e in errors)
+            text = f"invalid_arguments: the arguments do not match the tool's schema:\n{lines}"
+            details = [{"path": e.path, "message": e.message} for e in errors]
+            return CallOutcome(result=error_result("invalid_arguments", text, errors=details))
+        digest = arguments_sha256(arguments)
+        record.arguments_sha256 = digest
+        if decision.effect == "ask":
+            approval = await approvals.resolve(view, tool, arguments, digest)
+            record.approval_id = approval.approval_id
+            if approval.status == "denied":
+                record.outcome, record.error_class = "denied", "approval_denied"
+                data = {"approval_id": str(approval.approval_id)}
+                return CallOutcome(
+                    failure=RpcFailure(
+                        FORBIDDEN, "the approval was denied", "approval_denied", data
+                    )
+                )
+            if approval.status == "pending":
+                record.outcome, record.error_class = "pending", "approval_pending"
+                return CallOutcome(result=_pending_result(approval))
+        return CallOutcome(result=await self._run(view, tool, arguments, upstream, record))
+
+    async def _run(
+        self,
+        view: DeploymentView,
+        tool: ToolEntry,
+        arguments: Mapping[str, Any],
+        upstream: UpstreamPort,
+        record: CallRecord,
+    ) -> dict[str, Any]:
+        has_schema = tool.output_schema is not None
+        max_bytes = self.options.max_result_bytes
+
+        def shape(raw: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
+            redacted = Redactor(secrets).result(raw)
+            return fit(strip_hub_meta(redacted), max_bytes, has_output_schema=has_schema)
+
+        try:
+            done = await upstream.call(view, view.server_of(tool), tool, arguments, shape)
+        except ResultTooLarge:
+            record.outcome, record.error_class, record.reason = (
+                "failed",
+                "upstream_failed",
+                "result_too_large",
+            )
+            return upstream_failure("result_too_large")
+        except UpstreamFailure as failure:
+            record.upstream_ms = failure.upstream_ms
+            return _failed(failure, record)
+        record.upstream_ms = done.upstream_ms
+        record.outcome = "success"
+        return done.result
+
+
+def _failed(failure: UpstreamFailure, record: CallRecord) -> dict[str, Any]:
+    record.outcome = "failed"
+    if failure.reason == "tool_error" and failure.code == HEADER_MISMATCH:
+        record.error_class = "tool_changed"
+        text = "tool_changed: the tool's definition changed upstream since it was approved for use"
+        return error_result("tool_changed", text)
+    if failure.reason == "tool_error":
+        record.error_class, record.reason = "upstream_failed", "tool_error"
+        message = failure.message or "(no message)"
+        text = f"upstream_failed (tool_error {failure.code}): {message}"
+        return error_result("upstream_failed", text, reason="tool_error", code=failure.code)
+    record.error_class, record.reason = "upstream_failed", failure.reason
+    return upstream_failure(failure.reason)
+
+
+def _pending_result(approval: ApprovalOutcome) -> dict[str, Any]:
+    expires = approval.expires_at.isoformat() if approval.expires_at else None
+    text = (
+        f"approval_pending: this call needs a person's approval before it runs. Approval "
+        f"{approval.approval_id} is pending"
+        + (f" at {approval.url}" if approval.url else "")
+        + ". Once it is approved, repeat exactly the same call with the same arguments"
+        + (f"; it expires at {expires}." if expires else ".")
+    )
+    meta = {
+        APPROVAL_META: {
+            "id": str(approval.approval_id),
+            "status": "pending",
+            "url": approval.url,
+            "expires_at": expires,
+        }
+    }
+    return error_result("approval_pending", text, extra_meta=meta)

@@ -1,0 +1,123 @@
+"""The small ports the engine talks through (DESIGN §10: decide, approve, call, audit).
+
+The hub plugs in adapters over its own services (``hub.gateway.adapters``); the sidecar plugs in
+remote ones over the hub's API. None of them is imported here: the engine only needs these shapes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from hub.gateway.engine.model import DeploymentView, Effect, ServerEntry, ToolEntry
+
+__all__ = [
+    "ApprovalOutcome",
+    "ApprovalPort",
+    "AuditPort",
+    "CallRecord",
+    "DecidePort",
+    "Shaper",
+    "UpstreamFailure",
+    "UpstreamPort",
+    "UpstreamResult",
+]
+
+
+class DecidePort(Protocol):
+    """The grant engine's effect on a grant key for the calling agent (before the ceiling)."""
+
+    def grant_effect(self, grant_key: str) -> Effect: ...
+
+    @property
+    def grants_version(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class ApprovalOutcome:
+    """Where an ``ask`` call stands: ``approved`` (consumed: run it), ``pending``, ``denied``."""
+
+    status: Literal["approved", "pending", "denied"]
+    approval_id: uuid.UUID
+    expires_at: datetime | None = None
+    url: str | None = None
+
+
+class ApprovalPort(Protocol):
+    async def resolve(
+        self,
+        view: DeploymentView,
+        tool: ToolEntry,
+        arguments: Mapping[str, Any],
+        arguments_sha256: str,
+    ) -> ApprovalOutcome: ...
+
+
+Shaper = Callable[[dict[str, Any], list[str]], dict[str, Any]]
+"""``shape(raw_result, secrets)``: the engine's redaction and shaping, run by the upstream port
+while the secret is in hand, so the secret never leaves the port."""
+
+
+@dataclass(frozen=True)
+class UpstreamResult:
+    result: dict[str, Any]
+    upstream_ms: float
+
+
+class UpstreamFailure(Exception):
+    """The call did not produce a result: ``reason`` (an egress or MCP reason), maybe the
+    upstream JSON-RPC ``code`` and its redacted message."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        upstream_ms: float = 0.0,
+        code: int | None = None,
+        message: str | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.upstream_ms = upstream_ms
+        self.code = code
+        self.message = message
+
+
+class UpstreamPort(Protocol):
+    async def call(
+        self,
+        view: DeploymentView,
+        server: ServerEntry,
+        tool: ToolEntry,
+        arguments: Mapping[str, Any],
+        shape: Shaper,
+    ) -> UpstreamResult: ...
+
+
+@dataclass
+class CallRecord:
+    """What the audit row of one ``tools/call`` says (never argument values)."""
+
+    deployment_id: uuid.UUID
+    agent_id: uuid.UUID
+    wire_name: str
+    grant_key: str | None = None
+    decision: Effect | None = None
+    reasons: tuple[str, ...] = ()
+    approval_id: uuid.UUID | None = None
+    arguments_sha256: str | None = None
+    tool_sha256: str | None = None
+    catalog_version: int | None = None
+    grants_version: int | None = None
+    outcome: Literal["success", "denied", "failed", "pending"] = "success"
+    error_class: str | None = None
+    reason: str | None = None
+    upstream_ms: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class AuditPort(Protocol):
+    async def record(self, record: CallRecord) -> None: ...

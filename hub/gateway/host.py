@@ -1,0 +1,99 @@
+"""The in-hub host of the engine: one agent's request to its deployment (DESIGN §10.4).
+
+:class:`GatewayHost` is the :class:`~hub.mcp.server.answers.ToolsHandler` the endpoint's
+dispatcher calls: it lists the deployment's tools for the agent and runs each ``tools/call``
+through the engine with the in-hub ports. It also holds the 2026-07-28 rule the dispatcher cannot
+check alone: ``Mcp-Param-*`` headers must mirror the arguments the tool's ``x-mcp-header``
+markings name (400 ``-32020``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hub import __version__
+from hub.gateway.engine.engine import Gateway
+from hub.gateway.engine.model import DeploymentView
+from hub.gateway.engine.ports import ApprovalPort, AuditPort, DecidePort, UpstreamPort
+from hub.mcp.headers import decode_header_value, param_headers
+from hub.mcp.server.answers import CallContext, RpcError
+from hub.mcp.wire import HEADER_MISMATCH
+
+__all__ = ["SERVER_INFO", "GatewayHost"]
+
+SERVER_INFO = {"name": "mcp-hub", "version": __version__}
+
+
+def _decoded(value: str) -> str | None:
+    try:
+        return decode_header_value(value)
+    except ValueError:
+        return None
+
+
+def check_param_headers(
+    tool: Mapping[str, Any], arguments: Any, headers: Mapping[str, str]
+) -> None:
+    """``Mcp-Param-*`` as sent must equal what the arguments give (MCP-PROTOCOL §3d)."""
+    try:
+        expected = {
+            k.lower(): _decoded(v)
+            for k, v in param_headers(
+                tool, arguments if isinstance(arguments, dict) else {}
+            ).items()
+        }
+    except ValueError:
+        expected = {}
+    sent = {k: _decoded(v) for k, v in headers.items() if k.startswith("mcp-param-")}
+    if sent != expected:
+        raise RpcError(
+            HEADER_MISMATCH, "Header mismatch: Mcp-Param-* must mirror the arguments", status=400
+        )
+
+
+@dataclass
+class GatewayHost:
+    engine: Gateway
+    view: DeploymentView
+    decide: DecidePort
+    approvals: ApprovalPort
+    upstream: UpstreamPort
+    audit: AuditPort
+
+    @property
+    def server_info(self) -> Mapping[str, Any]:
+        return SERVER_INFO
+
+    @property
+    def instructions(self) -> str | None:
+        return (
+            "Tools of an MCP Hub deployment. A tool marked _meta['io.mcphub/approval'] = "
+            "'required' runs once a person approves the exact call."
+        )
+
+    async def list_tools(self, ctx: CallContext) -> list[dict[str, Any]]:
+        return self.engine.list_tools(self.view, self.decide, legacy=ctx.era == "legacy")
+
+    async def call_tool(
+        self, name: str, arguments: Any, params: Mapping[str, Any], ctx: CallContext
+    ) -> dict[str, Any]:
+        tool = self.view.tools.get(name)
+        if ctx.era == "modern" and tool is not None:
+            check_param_headers(tool.tool, arguments, ctx.headers)
+        outcome = await self.engine.call(
+            self.view,
+            name,
+            arguments,
+            decide=self.decide,
+            approvals=self.approvals,
+            upstream=self.upstream,
+            audit=self.audit,
+            legacy=ctx.era == "legacy",
+        )
+        if outcome.failure is not None:
+            failure = outcome.failure
+            raise RpcError(failure.code, failure.message, dict(failure.data))
+        assert outcome.result is not None  # noqa: S101 - one of the two is always set
+        return outcome.result

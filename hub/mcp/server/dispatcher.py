@@ -1,0 +1,60 @@
+"""One POST to the agents' endpoint, classified by era and dispatched (DESIGN §10.4, §15).
+
+Era of a request (one URL serves both): modern iff ``MCP-Protocol-Version`` names a modern
+version; a handshake version in the header, or no header and no modern ``_meta``, is the
+handshake era (no header: 2025-03-26 assumed); no header but a body carrying modern ``_meta`` is
+400 ``-32020``; any other header value is 400 ``-32022`` naming the supported versions. A body
+that is not JSON is 400 ``-32700``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_types import PROTOCOL_VERSION_META_KEY
+
+from hub.mcp.server.answers import HttpAnswer, RpcError, ToolsHandler, error_message
+from hub.mcp.server.legacy import handle_legacy
+from hub.mcp.server.messages import PARSE_ERROR
+from hub.mcp.server.modern import handle_modern, unsupported_version
+from hub.mcp.wire import HEADER_MISMATCH, LEGACY_VERSIONS, MODERN_VERSIONS
+
+__all__ = ["dispatch", "parse_body"]
+
+
+def parse_body(body: bytes) -> Any:
+    """The JSON of a request body, or :class:`RpcError` ``-32700``."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        raise RpcError(PARSE_ERROR, "Parse error", status=400) from None
+
+
+def _carries_modern_meta(raw: Any) -> bool:
+    items = raw if isinstance(raw, list) else [raw]
+    for item in items:
+        params = item.get("params") if isinstance(item, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta:
+            return True
+    return False
+
+
+async def dispatch(handler: ToolsHandler, raw: Any, headers: Mapping[str, str]) -> HttpAnswer:
+    """Answer one parsed POST body; ``headers`` have lower-case names."""
+    version = headers.get("mcp-protocol-version")
+    if version in MODERN_VERSIONS:
+        return await handle_modern(handler, raw, version, headers)
+    if version is None:
+        if _carries_modern_meta(raw):
+            error = RpcError(
+                HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version is required", status=400
+            )
+            return HttpAnswer(400, error_message(None, error))
+        return await handle_legacy(handler, raw, None, headers)
+    if version in LEGACY_VERSIONS:
+        return await handle_legacy(handler, raw, version, headers)
+    error = unsupported_version(version)
+    return HttpAnswer(400, error_message(None, error))

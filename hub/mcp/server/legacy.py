@@ -1,0 +1,106 @@
+"""The handshake eras of the agents' endpoint: 2025-11-25, 2025-06-18, 2025-03-26 (§10.4, §15).
+
+Review note (2026-12-01): everything the endpoint does for the handshake eras is in this one
+module, so it can be removed in one piece once agents have moved to 2026-07-28. Review it again
+when the spec marks 2025-11-25 deprecated.
+
+Stateless: ``initialize`` is answered without a session id (the offered version when the hub
+speaks it, else 2025-11-25), ``notifications/initialized`` and any other notification or client
+response with 202, ``ping`` with ``{}``; ``tools/list`` and ``tools/call`` as the host answers;
+every other method (resources, prompts, completions, logging) ``-32601``. JSON-RPC errors of the
+handshake eras travel with HTTP 200. A batch (JSON array; 2025-03-26 only) is accepted only from a
+request with no ``MCP-Protocol-Version`` header, at most :data:`MAX_BATCH` messages, authenticated
+once for the whole HTTP request (the endpoint does that before dispatching); any other batch is
+one ``-32600``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from hub.mcp.server.answers import (
+    CallContext,
+    HttpAnswer,
+    RpcError,
+    ToolsHandler,
+    error_message,
+    result_message,
+)
+from hub.mcp.server.messages import INVALID_PARAMS, Message, parse_message
+from hub.mcp.wire import INVALID_REQUEST, LEGACY_VERSIONS, METHOD_NOT_FOUND
+
+__all__ = ["BATCH_VERSION", "DEFAULT_VERSION", "MAX_BATCH", "handle_legacy"]
+
+MAX_BATCH: Final = 20
+BATCH_VERSION: Final = "2025-03-26"  # the only revision with batches
+DEFAULT_VERSION: Final = "2025-03-26"  # no header: "assume 2025-03-26" (MCP-PROTOCOL §3a)
+NEWEST: Final = LEGACY_VERSIONS[0]
+
+
+def _initialize(handler: ToolsHandler, params: Mapping[str, Any]) -> dict[str, Any]:
+    offered = params.get("protocolVersion")
+    version = offered if isinstance(offered, str) and offered in LEGACY_VERSIONS else NEWEST
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": dict(handler.server_info),
+    }
+    if handler.instructions:
+        result["instructions"] = handler.instructions
+    return result
+
+
+async def _request(handler: ToolsHandler, message: Message, ctx: CallContext) -> dict[str, Any]:
+    method, params = message.method, message.params
+    if method == "initialize":
+        return _initialize(handler, params)
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        return {"tools": await handler.list_tools(ctx)}
+    if method == "tools/call":
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_PARAMS, "params.name must be a string")
+        return await handler.call_tool(name, params.get("arguments"), params, ctx)
+    raise RpcError(METHOD_NOT_FOUND, "Method not found")
+
+
+async def _one(
+    handler: ToolsHandler, raw: Any, ctx: CallContext
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """The response to one message (None for notifications and responses) and extra headers."""
+    try:
+        message = parse_message(raw)
+    except RpcError as error:
+        return error_message(None, error), {}
+    if message.kind != "request":
+        return None, {}
+    try:
+        return result_message(message.id, await _request(handler, message, ctx)), {}
+    except RpcError as error:
+        return error_message(message.id, error), error.headers
+
+
+async def handle_legacy(
+    handler: ToolsHandler, raw: Any, version: str | None, headers: Mapping[str, str]
+) -> HttpAnswer:
+    """One POST of a handshake-era client (``version``: its header, None when absent)."""
+    ctx = CallContext(era="legacy", protocol_version=version or DEFAULT_VERSION, headers=headers)
+    if isinstance(raw, list):
+        if version is not None or not raw or len(raw) > MAX_BATCH:
+            error = RpcError(INVALID_REQUEST, "Invalid Request: batch refused")
+            return HttpAnswer(400, error_message(None, error))
+        answers, extra = [], {}
+        for item in raw:
+            answer, item_headers = await _one(handler, item, ctx)
+            extra.update(item_headers)
+            if answer is not None:
+                answers.append(answer)
+        return HttpAnswer(200, answers, extra) if answers else HttpAnswer(202)
+    answer, extra = await _one(handler, raw, ctx)
+    if answer is None:
+        return HttpAnswer(202)
+    status = 400 if "error" in answer and answer["error"]["code"] == INVALID_REQUEST else 200
+    return HttpAnswer(status, answer, extra)
