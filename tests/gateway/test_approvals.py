@@ -319,11 +319,17 @@ async def test_the_wait_sees_a_decision_made_on_another_replica(
         )
         async with a, b:
             deployed, peer = await _deployed(b, database, handmade_peer)
-            first = _pending_id(await _call(b, deployed, "echo", "wait"))
             started = time.monotonic()
             call = asyncio.create_task(_call(a, deployed, "echo", "wait"))
-            await asyncio.sleep(0.5)
-            assert (await _decide(b, deployed, first, "approve")).status_code == 200
+            url = deployed.setup.url("approvals")
+            pending: list[dict[str, Any]] = []
+            while not pending:  # the waiting call has made its request: decide it elsewhere
+                await asyncio.sleep(0.05)
+                r = await b.get(
+                    url, params={"status": "pending"}, headers=deployed.setup.admin.headers
+                )
+                pending = r.json()["data"]
+            assert (await _decide(b, deployed, pending[0]["id"], "approve")).status_code == 200
             body = await call
             assert body["result"].get("isError") is not True
             assert time.monotonic() - started < 8
