@@ -1,0 +1,358 @@
+"""The agents' endpoint speaks both eras statelessly, with the exact errors of DESIGN §15.
+
+Era of a request: ``MCP-Protocol-Version`` modern → 2026-07-28 rules; a handshake version or no
+header → handshake rules (no header and modern ``_meta`` → 400 ``-32020``; an unknown version →
+400 ``-32022``). Authentication once per HTTP request; 401/403/404 as the table says; browser
+Origins checked; batches only from 2025-03-26 (no header), at most 20 items.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+
+from hub.core.db import Database
+from hub.mcp import MODERN_VERSION
+from tests.gateway.support import META, Deployed, Upstream, deploy, rpc
+from tests.peers.fixtures import HandmadePeerStarter
+from tests.support.factories import make_principal
+
+ECHO = {
+    "name": "echo",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+}
+REGION = {
+    "name": "region",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    },
+}
+
+
+@pytest.fixture
+async def deployed(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> Deployed:
+    peer = await handmade_peer(era="dual", tools=[ECHO, REGION])
+    return await deploy(client, database, [Upstream("up", peer.url)])
+
+
+def _message(
+    method: str, params: dict[str, Any] | None = None, request_id: Any = 1
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+    if request_id is not None:
+        message["id"] = request_id
+    return message
+
+
+async def _post(
+    client: httpx2.AsyncClient, deployed: Deployed, body: Any, **headers: str
+) -> httpx2.Response:
+    return await client.post(deployed.url, json=body, headers={**deployed.headers, **headers})
+
+
+# --- who may call -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("headers", [{}, {"authorization": "Bearer hub_garbage"}])
+async def test_no_valid_key_is_401_with_json_rpc_40100(
+    client: httpx2.AsyncClient, deployed: Deployed, headers: dict[str, str]
+) -> None:
+    r = await client.post(deployed.url, json=_message("tools/list"), headers=headers)
+    assert r.status_code == 401
+    assert r.headers["www-authenticate"] == "Bearer"
+    assert r.json()["error"]["code"] == 40100
+    assert r.json()["error"]["data"] == {"class": "unauthenticated"}
+
+
+async def test_someone_who_is_not_the_agent_is_403_admins_included(
+    client: httpx2.AsyncClient, database: Database, deployed: Deployed
+) -> None:
+    other_agent = await make_principal(
+        database, deployed.setup.tenant_id, role="agent", kind="agent"
+    )
+    for headers in (deployed.setup.admin.headers, other_agent.headers):
+        r = await client.post(deployed.url, json=_message("tools/list"), headers=headers)
+        assert r.status_code == 403
+        assert r.json()["error"]["code"] == 40300
+
+
+async def test_another_tenant_or_an_unknown_deployment_is_404(
+    client: httpx2.AsyncClient, database: Database, deployed: Deployed
+) -> None:
+    other = await deploy(client, database, [])
+    elsewhere = deployed.url.replace(str(deployed.setup.tenant_id), str(other.setup.tenant_id))
+    unknown = deployed.url.replace(deployed.deployment_id, "00000000-0000-4000-8000-000000000000")
+    for url, headers in (
+        (deployed.url, other.headers),
+        (elsewhere, deployed.headers),
+        (unknown, deployed.headers),
+    ):
+        r = await client.post(url, json=_message("tools/list"), headers=headers)
+        assert r.status_code == 404, r.text
+        assert r.json()["error"]["data"]["class"] == "not_found"
+
+
+async def test_a_browser_origin_not_allowed_is_403(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    r = await _post(client, deployed, _message("tools/list"), origin="http://evil.example")
+    assert r.status_code == 403
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+async def test_stateless_get_and_delete_are_405(
+    client: httpx2.AsyncClient, deployed: Deployed, method: str
+) -> None:
+    r = await client.request(method, deployed.url, headers=deployed.headers)
+    assert r.status_code == 405
+
+
+# --- the handshake eras -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("offered", "answered"),
+    [
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2024-11-05", "2025-11-25"),
+    ],
+)
+async def test_initialize_is_answered_without_a_session(
+    client: httpx2.AsyncClient, deployed: Deployed, offered: str, answered: str
+) -> None:
+    params = {
+        "protocolVersion": offered,
+        "capabilities": {},
+        "clientInfo": {"name": "a", "version": "1"},
+    }
+    r = await _post(client, deployed, _message("initialize", params))
+    assert r.status_code == 200
+    assert "mcp-session-id" not in r.headers
+    result = r.json()["result"]
+    assert result["protocolVersion"] == answered
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["serverInfo"]["name"] == "mcp-hub"
+
+
+async def test_notifications_are_202_and_ping_answers(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    r = await _post(client, deployed, _message("notifications/initialized", request_id=None))
+    assert r.status_code == 202
+    assert r.content == b""
+    r = await _post(client, deployed, _message("ping"), **{"mcp-protocol-version": "2025-11-25"})
+    assert r.json()["result"] == {}
+
+
+@pytest.mark.parametrize(
+    "method", ["resources/list", "prompts/list", "logging/setLevel", "completion/complete"]
+)
+async def test_only_tools_are_served_in_the_handshake_eras(
+    client: httpx2.AsyncClient, deployed: Deployed, method: str
+) -> None:
+    r = await _post(client, deployed, _message(method), **{"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 200
+    assert r.json()["error"]["code"] == -32601
+
+
+async def test_a_2025_03_26_batch_is_answered_item_by_item(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    batch = [
+        _message("ping", request_id=1),
+        _message("notifications/initialized", request_id=None),
+        _message("tools/list", request_id=2),
+    ]
+    r = await _post(client, deployed, batch)
+    assert r.status_code == 200
+    answers = {a["id"]: a for a in r.json()}
+    assert set(answers) == {1, 2}
+    assert {t["name"] for t in answers[2]["result"]["tools"]} == {"up__echo", "up__region"}
+
+
+@pytest.mark.parametrize(
+    ("batch", "headers"),
+    [
+        ([_message("ping", request_id=i) for i in range(21)], {}),
+        ([_message("ping")], {"mcp-protocol-version": "2025-11-25"}),
+        ([_message("ping")], {"mcp-protocol-version": MODERN_VERSION, "mcp-method": "ping"}),
+        ([], {}),
+    ],
+    ids=["too-many", "2025-11-25", "modern", "empty"],
+)
+async def test_any_other_batch_is_one_minus_32600(
+    client: httpx2.AsyncClient, deployed: Deployed, batch: list[Any], headers: dict[str, str]
+) -> None:
+    r = await _post(client, deployed, batch, **headers)
+    assert r.status_code == 400
+    body = r.json()
+    assert isinstance(body, dict)
+    assert body["error"]["code"] == -32600
+
+
+# --- 2026-07-28 -----------------------------------------------------------------------------
+
+
+async def test_discover_lists_tools_only_with_cache_hints(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    result = (await rpc(client, deployed, "server/discover")).json()["result"]
+    assert result["resultType"] == "complete"
+    assert result["supportedVersions"] == [MODERN_VERSION]
+    assert result["capabilities"] == {"tools": {}}
+    assert result["cacheScope"] == "private"
+    assert isinstance(result["ttlMs"], int)
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-hub"
+    listed = (await rpc(client, deployed, "tools/list")).json()["result"]
+    assert listed["cacheScope"] == "private"
+    assert listed["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcp-hub"
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/list",
+        "prompts/get",
+        "subscriptions/listen",
+    ],
+)
+async def test_methods_the_modern_endpoint_does_not_serve_are_404_minus_32601(
+    client: httpx2.AsyncClient, deployed: Deployed, method: str
+) -> None:
+    headers = {"mcp-name": "x"} if method == "prompts/get" else {}
+    r = await rpc(client, deployed, method, {"name": "x"}, headers=headers)
+    assert r.status_code == 404
+    assert r.json()["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"mcp-method": "tools/call"}, {"mcp-name": "up__other"}],
+    ids=["method", "name"],
+)
+async def test_headers_that_disagree_with_the_body_are_400_minus_32020(
+    client: httpx2.AsyncClient, deployed: Deployed, headers: dict[str, str]
+) -> None:
+    method = "tools/list" if "mcp-method" in headers else "tools/call"
+    r = await rpc(
+        client, deployed, method, {"name": "up__echo", "arguments": {"text": "a"}}, headers=headers
+    )
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32020
+
+
+async def test_param_headers_must_mirror_the_arguments(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    tool = deployed.catalogs["up"]["tools"][1]
+    assert tool["name"] == "region"
+    ok = await rpc(
+        client,
+        deployed,
+        "tools/call",
+        {"name": "up__region", "arguments": {"region": "eu"}},
+        tool=tool,
+    )
+    assert ok.status_code == 200, ok.text
+    wrong = await rpc(
+        client,
+        deployed,
+        "tools/call",
+        {"name": "up__region", "arguments": {"region": "eu"}},
+        headers={"mcp-param-region": "us"},
+    )
+    assert wrong.status_code == 400
+    assert wrong.json()["error"]["code"] == -32020
+    missing = await rpc(
+        client, deployed, "tools/call", {"name": "up__region", "arguments": {"region": "eu"}}
+    )
+    assert missing.status_code == 400
+
+
+async def test_missing_meta_is_400_minus_32602(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    r = await _post(
+        client,
+        deployed,
+        _message("tools/list"),
+        **{"mcp-protocol-version": MODERN_VERSION, "mcp-method": "tools/list"},
+    )
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32602
+
+
+async def test_meta_version_must_equal_the_header(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "2025-11-25"}
+    r = await rpc(client, deployed, "tools/list", {"_meta": meta})
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32020
+
+
+async def test_modern_meta_without_the_header_is_400_minus_32020(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    r = await _post(client, deployed, _message("tools/list", {"_meta": META}))
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32020
+
+
+async def test_an_unknown_version_is_400_minus_32022_naming_the_supported(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    r = await _post(
+        client, deployed, _message("tools/list"), **{"mcp-protocol-version": "2099-01-01"}
+    )
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert error["code"] == -32022
+    assert error["data"]["supported"] == [MODERN_VERSION]
+
+
+async def test_a_body_that_is_not_json_is_400_minus_32700(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    r = await client.post(
+        deployed.url,
+        content=b"{not json",
+        headers={**deployed.headers, "content-type": "application/json"},
+    )
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32700
+
+
+async def test_a_modern_notification_is_202(client: httpx2.AsyncClient, deployed: Deployed) -> None:
+    message = _message("notifications/cancelled", {"_meta": META}, request_id=None)
+    r = await _post(
+        client,
+        deployed,
+        message,
+        **{"mcp-protocol-version": MODERN_VERSION, "mcp-method": "notifications/cancelled"},
+    )
+    assert r.status_code == 202
+
+
+async def test_legacy_agents_see_no_non_object_output_schema(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    tool = {"name": "nums", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}
+    peer = await handmade_peer(era="dual", tools=[tool])
+    deployed = await deploy(client, database, [Upstream("up", peer.url)])
+    modern = (await rpc(client, deployed, "tools/list")).json()["result"]["tools"][0]
+    legacy = (await rpc(client, deployed, "tools/list", era="2025-11-25")).json()["result"][
+        "tools"
+    ][0]
+    assert modern["outputSchema"] == {"type": "array"}
+    assert "outputSchema" not in legacy
