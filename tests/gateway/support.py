@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from hub.core.db import Database
 from hub.mcp import MODERN_VERSION, encode_header_value
 from hub.mcp.headers import param_headers
-from tests.support.factories import Actor, make_principal
+from tests.support.factories import Actor
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
 __all__ = ["Deployed", "Upstream", "deploy", "rpc", "sdk_client"]
@@ -181,7 +181,7 @@ async def sdk_client(
         transport=transport, base_url="http://hub.test", headers=deployed.headers, timeout=30
     ) as http:
         url = f"http://hub.test{deployed.url}"
-        async with Client(
-            streamable_http_client(url, http_client=http), mode=mode, cache=None
-        ) as mcp:  # type: ignore[arg-type]
+        connect_mode: Any = mode  # "auto" | "legacy"
+        transport_to_hub = streamable_http_client(url, http_client=http)
+        async with Client(transport_to_hub, mode=connect_mode, cache=None) as mcp:
             yield mcp

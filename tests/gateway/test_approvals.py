@@ -231,7 +231,7 @@ async def test_a_new_catalog_version_invalidates_an_old_approval(
 async def test_only_people_decide_and_never_the_asking_agent(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
+    deployed, _peer = await _deployed(client, database, handmade_peer)
     approval = _pending_id(await _call(client, deployed, "echo", "mine"))
     t = deployed.setup.tenant_id
     service = await make_principal(database, t, role="tenant_admin", kind="service", name="svc")
@@ -247,7 +247,7 @@ async def test_only_people_decide_and_never_the_asking_agent(
 async def test_approving_needs_the_tools_call(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
+    deployed, _peer = await _deployed(client, database, handmade_peer)
     approval = _pending_id(await _call(client, deployed, "echo", "x"))
     t = deployed.setup.tenant_id
     approver = await make_principal(database, t, role=None, name="approver")
@@ -271,7 +271,7 @@ async def test_approving_needs_the_tools_call(
 async def test_a_decision_on_anything_but_a_live_pending_approval_is_409(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
+    deployed, _peer = await _deployed(client, database, handmade_peer)
     approval = _pending_id(await _call(client, deployed, "echo", "x"))
     assert (await _decide(client, deployed, approval, "approve")).status_code == 200
     assert (await _decide(client, deployed, approval, "deny")).status_code == 409
@@ -283,7 +283,7 @@ async def test_a_decision_on_anything_but_a_live_pending_approval_is_409(
 async def test_the_approval_shows_the_exact_arguments(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
+    deployed, _peer = await _deployed(client, database, handmade_peer)
     approval = _pending_id(await _call(client, deployed, "echo", "ünïcode \u202e text"))
     got = (
         await client.get(
@@ -339,7 +339,7 @@ async def test_the_wait_sees_a_decision_made_on_another_replica(
 async def test_rest_lists_filter_by_status_deployment_and_agent(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
+    deployed, _peer = await _deployed(client, database, handmade_peer)
     one = _pending_id(await _call(client, deployed, "echo", "1"))
     two = _pending_id(await _call(client, deployed, "echo", "2"))
     await _decide(client, deployed, one, "approve")

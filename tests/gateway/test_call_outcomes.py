@@ -214,7 +214,7 @@ async def test_a_pattern_runs_in_linear_time(
             "properties": {"q": {"type": "string", "pattern": "^(a+)+$"}},
         },
     }
-    deployed, peer = await _setup(client, database, handmade_peer, tools=[tool])
+    deployed, _peer = await _setup(client, database, handmade_peer, tools=[tool])
     started = time.monotonic()
     result = _result(await _call(client, deployed, "up__regex", {"q": "a" * 5000 + "!"}))
     assert time.monotonic() - started < 1.5
@@ -264,7 +264,8 @@ async def test_upstream_failures_are_contained(
     assert result["isError"] is True
     assert _class(result) == "upstream_failed"
     text = result["content"][0]["text"]
-    assert "oops" not in text and "secret text" not in text
+    assert "oops" not in text
+    assert "secret text" not in text
     assert CANARY not in "\n".join(r.getMessage() for r in caplog.records)
 
 

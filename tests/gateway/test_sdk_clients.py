@@ -35,7 +35,8 @@ async def test_sdk_client_lists_and_calls_through_the_hub(
         listed = await mcp.list_tools()
         names = [t.name for t in listed.tools]
         assert names == sorted(names)
-        assert "docs__echo" in names and "docs__add" in names
+        assert "docs__echo" in names
+        assert "docs__add" in names
         echo = next(t for t in listed.tools if t.name == "docs__echo")
         assert echo.description == "Returns its arguments."
         done = await mcp.call_tool("docs__echo", {"text": "hello"})
