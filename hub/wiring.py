@@ -22,6 +22,7 @@ from hub.core.settings import ConfigError, Settings
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.service import CredentialContext
 from hub.egress import EgressConfig, Fetcher
+from hub.gateway.adapters.effective import effective_check
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway, GatewayOptions
 from hub.grants import service as grants_service
@@ -58,6 +59,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
     metrics = Metrics()
     cache = PolicyCache()
+    views = ViewLoader()
     upstream = UpstreamContext(
         client=McpClient(fetcher, client_info=CLIENT_INFO),
         keyring=keyring,
@@ -91,6 +93,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
                     drift_policy=settings.drift_policy,
                 )
             ),
-            ViewLoader(),
+            views,
+            effective_check(views, settings.drift_policy),
         ]
     )

@@ -8,7 +8,9 @@ from fastapi import Depends
 
 from hub.core.components import component
 from hub.grants.cache import PolicyCache
+from hub.grants.effective import EffectiveCheck
 
-__all__ = ["PolicyCacheDep"]
+__all__ = ["EffectiveCheckDep", "PolicyCacheDep"]
 
 PolicyCacheDep = Annotated[PolicyCache, Depends(component(PolicyCache))]
+EffectiveCheckDep = Annotated[EffectiveCheck, Depends(component(EffectiveCheck))]

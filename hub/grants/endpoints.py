@@ -14,7 +14,7 @@ from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.grants import service
-from hub.grants.deps import PolicyCacheDep
+from hub.grants.deps import EffectiveCheckDep, PolicyCacheDep
 from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision, GrantRead
 
 router = APIRouter(prefix="/tenants/{t}/grants", tags=["grants"])
@@ -65,8 +65,9 @@ async def check_grant(
     body: GrantCheck,
     session: SessionDep,
     cache: PolicyCacheDep,
+    effective: EffectiveCheckDep,
     access: Annotated[TenantAccess, authorize("grant", "read")],
 ) -> Envelope[GrantDecision]:
-    """The decision a principal would get, and the grant that decides it."""
-    decision = await service.check_grant(session, cache, access, body)
-    return Envelope(data=GrantDecision(effect=decision.effect, grant_id=decision.grant_id))
+    """The decision a principal would get, and the grant that decides it; with a
+    ``deployment_id``, the effective decision of a tool in that deployment and its reasons."""
+    return Envelope(data=await service.check_grant(session, cache, access, body, effective))

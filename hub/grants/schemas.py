@@ -43,8 +43,19 @@ class GrantCheck(RequestModel):
     principal_id: uuid.UUID
     resource: str = Field(min_length=1, max_length=512)
     action: Action
+    deployment_id: uuid.UUID | None = Field(
+        default=None,
+        description="With a tool resource: the effective decision in this deployment (ask "
+        "ceiling, allow_without_ask, destructiveHint, drift), with its reasons",
+    )
 
 
 class GrantDecision(BaseModel):
     effect: Effect
     grant_id: uuid.UUID | None
+    grant_effect: Effect | None = Field(
+        default=None, description="With deployment_id: the grant engine's effect alone"
+    )
+    reasons: list[str] | None = Field(
+        default=None, description="With deployment_id: why the effective decision is what it is"
+    )

@@ -17,6 +17,7 @@ from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.grants import repository
 from hub.grants.cache import PolicyCache
+from hub.grants.effective import EffectiveCheck
 from hub.grants.policy import (
     CompiledPolicy,
     Decision,
@@ -27,7 +28,7 @@ from hub.grants.policy import (
     parse_conditions,
     validate_pattern,
 )
-from hub.grants.schemas import GrantCheck, GrantCreate
+from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision
 from hub.grants.templates import ROLE_TEMPLATES
 from hub.models import Grant, Principal
 
@@ -300,8 +301,12 @@ async def list_grants(
 
 
 async def check_grant(
-    session: AsyncSession, cache: PolicyCache, access: TenantAccess, data: GrantCheck
-) -> Decision:
+    session: AsyncSession,
+    cache: PolicyCache,
+    access: TenantAccess,
+    data: GrantCheck,
+    effective: EffectiveCheck,
+) -> GrantDecision:
     resource = canonical_resource(data.resource, data.action)
     principal = await repository.get_principal(session, access.tenant_id, data.principal_id)
     if principal is None:
@@ -309,4 +314,18 @@ async def check_grant(
     policy = cache.get(principal.id, principal.grants_version)
     if policy is None:
         policy = await load_policy(session, cache, access.tenant_id, principal.id)
-    return policy.decide(resource, data.action, clock.now())
+    decision = policy.decide(resource, data.action, clock.now())
+    if data.deployment_id is None:
+        return GrantDecision(effect=decision.effect, grant_id=decision.grant_id)
+    if data.action != "call" or not resource.startswith("tool:") or resource.endswith("*"):
+        raise BadRequest("deployment_id takes one tool: resource tool:<handle>.<tool>, action call")
+    await access.require(f"deployment:{data.deployment_id}", "read")  # a body-named object
+    effect, reasons = await effective.effective(
+        session, access.tenant_id, data.deployment_id, principal.id, resource, decision.effect
+    )
+    return GrantDecision(
+        effect=effect,  # type: ignore[arg-type]
+        grant_id=decision.grant_id,
+        grant_effect=decision.effect,
+        reasons=reasons,
+    )
