@@ -75,6 +75,16 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # The hub's external URL (OAuth redirect URI and client metadata); default http://HOST:PORT.
+    public_url: str | None = Field(default=None, max_length=2048)
+
+    # OAuth to upstream servers (DESIGN §9, §15)
+    oauth_client_id_url: str | None = Field(default=None, max_length=2048)
+    oauth_refresh_ahead_s: float = Field(default=300.0, ge=60, le=86_400)
+    oauth_refresh_interval_s: float = Field(default=30.0, gt=0, le=3600)
+
+    # Leader-free background loops in every ``hub serve`` (DESIGN §11)
+    workers: bool = True
 
     @field_validator("egress_allow_cidrs", mode="before")
     @classmethod
@@ -91,6 +101,16 @@ class Settings(BaseSettings):
                 raise ValueError(
                     "HUB_EGRESS_ALLOW_CIDRS holds an entry that is not a CIDR"
                 ) from None
+        return value
+
+    @field_validator("public_url", "oauth_client_id_url")
+    @classmethod
+    def _check_public_urls(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        scheme, sep, rest = value.partition("://")
+        if scheme not in ("http", "https") or not sep or not rest or "#" in value:
+            raise ValueError("must be an absolute http(s) URL without a fragment")
         return value
 
     @field_validator("extra_origins", mode="before")
@@ -127,6 +147,19 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+    @property
+    def public_base_url(self) -> str:
+        """``HUB_PUBLIC_URL`` without a trailing slash, or ``http://HUB_HOST:HUB_PORT``."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def client_id_metadata_url(self) -> str:
+        """``HUB_OAUTH_CLIENT_ID_URL``, or the client metadata document the hub serves."""
+        return self.oauth_client_id_url or f"{self.public_base_url}/oauth/client-metadata.json"
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -11,7 +11,14 @@ from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import DeploymentEntry, Server
 
-__all__ = ["get_by_handle", "handle_ever_used", "is_referenced", "list_servers"]
+__all__ = [
+    "get_by_credential",
+    "get_by_handle",
+    "get_by_id",
+    "handle_ever_used",
+    "is_referenced",
+    "list_servers",
+]
 
 
 async def get_by_handle(
@@ -24,9 +31,23 @@ async def get_by_handle(
 
 
 async def get_by_id(
-    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID
+    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID, *, for_update: bool = False
 ) -> Server | None:
     query = scoped(Server, tenant_id).where(Server.id == server_id)
+    if for_update:
+        query = query.with_for_update()
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_by_credential(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
+) -> Server | None:
+    query = (
+        scoped(Server, tenant_id)
+        .where(Server.credential_id == credential_id, Server.deleted_at.is_(None))
+        .order_by(Server.created_at, Server.id)
+        .limit(1)
+    )
     return (await session.execute(query)).scalar_one_or_none()
 
 
