@@ -17,16 +17,24 @@ async def test_connect_then_snapshot_uses_the_token(
     peers = await oauth_peers()
     owner = await make_tenant_admin(database)
     created = await client.post(
-        owner.url("servers"), json={"handle": "linear", "url": peers.peer.url}, headers=owner.admin.headers
+        owner.url("servers"),
+        json={"handle": "linear", "url": peers.peer.url},
+        headers=owner.admin.headers,
     )
     assert created.status_code == 201, created.text
     done = await connect(app, client, owner.url(), owner.admin.headers, {"server": "linear"})
     assert done.created.status_code == 201, done.created.text
-    assert done.callback is not None and done.callback.status_code == 200, done.callback.text
-    assert done.status is not None and done.status["status"] == "completed"
-    snapshot = await client.post(owner.url("servers", "linear", "catalogs"), headers=owner.admin.headers)
+    assert done.callback is not None
+    assert done.callback.status_code == 200, done.callback.text
+    assert done.status is not None
+    assert done.status["status"] == "completed"
+    snapshot = await client.post(
+        owner.url("servers", "linear", "catalogs"), headers=owner.admin.headers
+    )
     assert snapshot.status_code == 201, snapshot.text
-    credential = await client.get(owner.url("credentials", done.credential_id), headers=owner.admin.headers)
+    credential = await client.get(
+        owner.url("credentials", done.credential_id), headers=owner.admin.headers
+    )
     body = credential.json()["data"]
     assert body["type"] == "oauth_token"
     assert body["oauth"]["issuer"] == peers.auth.issuer

@@ -158,6 +158,9 @@ class AuthServer:
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         async with asyncio.timeout(5):
             while not self._server.started:
+                if self._task.done():
+                    await self._task
+                    raise RuntimeError("the authorization server exited at startup")
                 await asyncio.sleep(0.005)
         self.origin = f"http://127.0.0.1:{port}"
         return self
@@ -181,7 +184,7 @@ class AuthServer:
             form = dict(request.query_params)
         elif body:
             try:
-                form = {"_json": json.loads(body)}  # type: ignore[dict-item]
+                form = {"_json": json.loads(body)}
             except ValueError:
                 form = {}
         self.log.append(_Logged(request.method, request.url.path, form, dict(request.headers)))
@@ -246,7 +249,9 @@ class AuthServer:
     def _authorize(self, query: dict[str, str]) -> Response:
         client = self.clients.get(query.get("client_id", ""))
         redirect_uri = query.get("redirect_uri", "")
-        if client is None or (client["redirect_uris"] and redirect_uri not in client["redirect_uris"]):
+        if client is None or (
+            client["redirect_uris"] and redirect_uri not in client["redirect_uris"]
+        ):
             return JSONResponse({"error": "invalid_client"}, status_code=400)
         code = f"code-{secrets.token_hex(8)}"
         scopes = tuple((query.get("scope") or "").split())
@@ -275,7 +280,10 @@ class AuthServer:
         if header.startswith("Basic "):
             raw = base64.b64decode(header[6:]).decode()
             client_id, _, secret = raw.partition(":")
-            client_id, secret = urllib.parse.unquote_plus(client_id), urllib.parse.unquote_plus(secret)
+            client_id, secret = (
+                urllib.parse.unquote_plus(client_id),
+                urllib.parse.unquote_plus(secret),
+            )
             method = "client_secret_basic"
         else:
             client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
@@ -339,7 +347,11 @@ class AuthServer:
                 grant.scopes, time.time() + self.knobs.access_ttl_s, grant.resource, client_id
             )
             return JSONResponse(
-                {"access_token": token, "token_type": "Bearer", "expires_in": self.knobs.access_ttl_s}
+                {
+                    "access_token": token,
+                    "token_type": "Bearer",
+                    "expires_in": self.knobs.access_ttl_s,
+                }
             )
         return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
 
