@@ -23,10 +23,10 @@ consenting user would:
 
 When a use fails with ``insufficient_scope`` the adapter steps up — a new authorization naming the
 credential (``{"credential_id"}``: the hub asks for the union of the recorded and challenged
-scopes, and caps the attempts) — and retries; when it fails with ``unauthorized`` even after the hub's own
-refresh, it re-authorises once (a server that moved to a new authorization server). Any other
-failure, or a refusal by the hub (``resource_mismatch``, ``iss_mismatch``…), ends the run with
-exit code 1, which the refusal scenarios expect.
+scopes, and caps the attempts) — and retries; when it fails with ``unauthorized`` even after the
+hub's own refresh, it re-authorises once (a server that moved to a new authorization server). Any
+other failure, or a refusal by the hub (``resource_mismatch``, ``iss_mismatch``…), ends the run
+with exit code 1, which the refusal scenarios expect.
 """
 
 from __future__ import annotations
