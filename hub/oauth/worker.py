@@ -1,8 +1,9 @@
 """The refresher ahead of expiry: a leader-free loop every replica runs (DESIGN §11, §15).
 
 Each pass claims, in one short transaction, up to :data:`BATCH` OAuth credentials of any tenant
-whose token expires within ``HUB_OAUTH_REFRESH_AHEAD_S`` and that hold a refresh token and no
-live lease — ``FOR UPDATE SKIP LOCKED``, so replicas running the same pass at the same moment
+whose token expires within ``HUB_OAUTH_REFRESH_AHEAD_S`` (and has lived at least half its
+lifetime, so a token shorter-lived than the window is not refreshed on every pass) and that
+hold a refresh token and no live lease — ``FOR UPDATE SKIP LOCKED``, so replicas running the same pass at the same moment
 split the rows instead of sharing them — and sets the same refresh lease an on-use refresh
 takes (:mod:`hub.oauth.refresh`). Then, with no transaction open, it refreshes each claimed
 credential. A use that arrives meanwhile sees the live lease and waits for the result, so a
@@ -14,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from hub.core import clock
 from hub.core.db import Database
@@ -40,6 +41,8 @@ async def _claim_due(
     claims: list[tuple[TenantId, Credential, str]] = []
     async with db.session(write=True) as session:
         for row in await repository.lock_due_all_tenants(session, due_before, now, BATCH):
+            if not _half_lived(row, now):
+                continue
             # a system job acting for the tenant that owns the row it just claimed
             tenant_id = system_scope(row.tenant_id, reason="oauth refresher: the row's own tenant")
             holder = uuid.uuid4().hex
@@ -52,6 +55,13 @@ async def _claim_due(
             )
             claims.append((tenant_id, row, holder))
     return claims
+
+
+def _half_lived(row: Credential, now: datetime) -> bool:
+    if row.expires_at is None:
+        return False
+    lifetime = row.expires_at - row.updated_at
+    return now - row.updated_at >= lifetime / 2
 
 
 async def refresh_pass(db: Database, refresher: TokenRefresher) -> int:
