@@ -2,12 +2,12 @@
 
 Each pass claims, in one short transaction, up to :data:`BATCH` OAuth credentials of any tenant
 whose token expires within ``HUB_OAUTH_REFRESH_AHEAD_S`` (and has lived at least half its
-lifetime, so a token shorter-lived than the window is not refreshed on every pass) and that
-hold a refresh token and no live lease — ``FOR UPDATE SKIP LOCKED``, so replicas running the same pass at the same moment
-split the rows instead of sharing them — and sets the same refresh lease an on-use refresh
-takes (:mod:`hub.oauth.refresh`). Then, with no transaction open, it refreshes each claimed
-credential. A use that arrives meanwhile sees the live lease and waits for the result, so a
-credential is never refreshed twice however many replicas and callers race for it.
+lifetime, so a token shorter-lived than the window is not refreshed on every pass) and that hold a
+refresh token and no live lease — ``FOR UPDATE SKIP LOCKED``, so replicas running the same pass at
+the same moment split the rows instead of sharing them — and sets the same refresh lease an on-use
+refresh takes (:mod:`hub.oauth.refresh`). Then, with no transaction open, it refreshes each
+claimed credential. A use that arrives meanwhile sees the live lease and waits for the result, so
+a credential is never refreshed twice however many replicas and callers race for it.
 """
 
 from __future__ import annotations
