@@ -4,7 +4,8 @@
 - ``response_schema_conformance`` (schemathesis' own): every body matches the schema the
   document declares for its status — for 2xx the typed ``Envelope[…Read]`` of the route;
 - :func:`error_shape`: one ``x-request-id`` on every response; an error body is exactly
-  ``{"error": {"code", "message", "request_id", …}}`` (DESIGN §4, §13) whose ``request_id`` is
+  ``{"error": {"code", "message", "request_id", …}}`` (unless the operation documents an HTML
+  page for that status: the OAuth callback answers a browser) (DESIGN §4, §13) whose ``request_id`` is
   that header, whose extra fields are only ``reason``, ``details`` (items exactly ``{loc, msg}``:
   never pydantic's ``input`` or ``ctx``) and, on a 403, ``resource`` and ``action``; and every
   401 body is the same one;
@@ -54,6 +55,8 @@ def error_shape(ctx: CheckContext, response: Response, case: Case[Any]) -> bool 
     if response.status_code < 400:
         return None
     content_type = (_header(response, "content-type") or [""])[0]
+    if content_type.startswith("text/html") and _documents_html(case, response.status_code):
+        return None
     assert content_type.startswith("application/json"), f"error content-type {content_type!r}"
     try:
         body = json.loads(response.content)
@@ -79,6 +82,11 @@ def error_shape(ctx: CheckContext, response: Response, case: Case[Any]) -> bool 
         rest = {key: value for key, value in error.items() if key != "request_id"}
         assert rest == UNAUTHORIZED, f"a 401 body that is not the uniform one: {error!r}"
     return None
+
+
+def _documents_html(case: Case[Any], status: int) -> bool:
+    documented = case.operation.definition.raw.get("responses", {}).get(str(status), {})
+    return "text/html" in (documented.get("content") or {})
 
 
 def _check_details(details: Any) -> None:

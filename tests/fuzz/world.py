@@ -39,6 +39,7 @@ from tests.fuzz.network import offline_fetcher
 from tests.support.databases import truncate_all
 from tests.support.factories import (
     Actor,
+    make_authorization,
     make_catalog,
     make_platform_admin,
     make_principal,
@@ -251,6 +252,7 @@ async def _seed(
     d = (await _api(client, admin, "POST", f"/tenants/{t}/deployments", deployment))["data"]["id"]
     bundle = await client.get(f"/tenants/{t}/deployments/{d}/bundle", headers=admin.headers)
     page = await _api(client, admin, "GET", f"/tenants/{t}/principals?limit=1", expect=200)
+    authorization = await make_authorization(db, tenant.id, admin.principal_id, server_id)
     ids = {
         "t": t,
         "slug": tenant.slug,
@@ -263,6 +265,7 @@ async def _seed(
         "d": d,
         "etag": bundle.headers["etag"],
         "cursor": page["next_cursor"],
+        "a": str(authorization),
     }
     seeded_keys = [platform.key, admin.key, key["key"], platform_key["key"]]
     return platform, admin, ids, seeded_keys, revoked["key"]
