@@ -4,9 +4,9 @@
 - ``response_schema_conformance`` (schemathesis' own): every body matches the schema the
   document declares for its status — for 2xx the typed ``Envelope[…Read]`` of the route;
 - :func:`error_shape`: one ``x-request-id`` on every response; an error body is exactly
-  ``{"error": {"code", "message", "request_id", …}}`` (unless the operation documents an HTML
-  page for that status: the OAuth callback answers a browser) (DESIGN §4, §13) whose ``request_id`` is
-  that header, whose extra fields are only ``reason``, ``details`` (items exactly ``{loc, msg}``:
+  ``{"error": {"code", "message", "request_id", …}}`` (DESIGN §4, §13; unless the operation
+  documents an HTML page for that status: the OAuth callback answers a browser) whose
+  ``request_id`` is that header, whose extra fields are only ``reason``, ``details`` (items exactly ``{loc, msg}``:
   never pydantic's ``input`` or ``ctx``) and, on a 403, ``resource`` and ``action``; and every
   401 body is the same one;
 - :func:`known_status`: the status is documented for the operation or a standard error;

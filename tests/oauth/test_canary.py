@@ -112,8 +112,8 @@ async def test_tokens_and_client_secrets_never_leak(
         assert not [v for v in leaked if v in body], response.request.url
     assert "httpcore2" in debug_logs.text  # the libraries really logged at DEBUG
     assert not [v for v in leaked if v in debug_logs.text]
-    for exc in errors:
-        assert not [v for v in leaked if v in exposed_text(exc)]
+    for error in errors:
+        assert not [v for v in leaked if v in exposed_text(error)]
     async with hub.db.engine.connect() as conn:
         for table in ("credentials", "audit_events", "oauth_authorizations", "oauth_clients"):
             rows = (await conn.execute(text(f"SELECT * FROM {table}"))).all()  # noqa: S608
