@@ -6,9 +6,9 @@
 - :func:`error_shape`: one ``x-request-id`` on every response; an error body is exactly
   ``{"error": {"code", "message", "request_id", …}}`` (DESIGN §4, §13; unless the operation
   documents an HTML page for that status: the OAuth callback answers a browser) whose
-  ``request_id`` is that header, whose extra fields are only ``reason``, ``details`` (items exactly ``{loc, msg}``:
-  never pydantic's ``input`` or ``ctx``) and, on a 403, ``resource`` and ``action``; and every
-  401 body is the same one;
+  ``request_id`` is that header, whose extra fields are only ``reason``, ``details`` (items
+  exactly ``{loc, msg}``: never pydantic's ``input`` or ``ctx``) and, on a 403, ``resource``
+  and ``action``; and every 401 body is the same one;
 - :func:`known_status`: the status is documented for the operation or a standard error;
 - the check :func:`make_no_secret_echoed` builds: no canary and no seeded key in any header or
   body.
