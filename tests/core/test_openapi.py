@@ -9,8 +9,13 @@ import pytest
 from hub.app import create_app
 from tests.conftest import make_settings
 
-#: Routes whose 2xx is not JSON (Prometheus text) or carries no body.
-UNTYPED = {("get", "/metrics")}
+#: Routes whose 2xx is not JSON (Prometheus text, the OAuth callback's HTML page), carries no
+#: body, or must be a bare document others read (an OAuth client ID metadata document).
+UNTYPED = {
+    ("get", "/metrics"),
+    ("get", "/oauth/callback"),
+    ("get", "/oauth/client-metadata.json"),
+}
 
 
 @pytest.fixture(scope="module")
