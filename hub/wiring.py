@@ -26,6 +26,7 @@ from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.health.service import Readiness
 from hub.mcp import McpClient
+from hub.oauth.rotation import keyring_covers_oauth_rows
 from hub.oauth.service import OAuthConfig, OAuthContext, TokenRefresher, refresh_loop
 from hub.upstream import UpstreamContext
 
@@ -82,7 +83,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             upstream,
             OAuthContext(oauth, fetcher, keyring, egress, client, refresher),
             Workers((refresh_loop(refresher),)),
-            Readiness((keyring_covers_rows(keyring),)),
+            Readiness((keyring_covers_rows(keyring), keyring_covers_oauth_rows(keyring))),
             FailureHooks((audit_failed_request,)),
         ]
     )

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.tenancy import TenantId, scoped
@@ -26,6 +26,7 @@ from hub.models import Credential, OAuthAuthorization, OAuthClient
 __all__ = [
     "claim_authorization",
     "count_reauthorizations",
+    "count_sealed_by_key_id_all_tenants",
     "find_by_state_all_tenants",
     "finish_authorization",
     "get_authorization",
@@ -33,8 +34,10 @@ __all__ = [
     "get_credential",
     "lock_credential",
     "lock_due_all_tenants",
+    "lock_to_rewrap_all_tenants",
     "update_credential",
     "update_credential_versioned",
+    "update_sealed",
     "write_by_holder",
 ]
 
@@ -229,3 +232,57 @@ async def lock_due_all_tenants(
         .with_for_update(skip_locked=True)
     )
     return (await session.execute(query)).scalars().all()
+
+
+# ---------------------------------------------------------------------------- key rotation
+Sealed = tuple[tuple[type[Any], bytes, tuple[str, ...]], ...]
+
+
+async def count_sealed_by_key_id_all_tenants(
+    session: AsyncSession, tables: Sealed
+) -> dict[str, int]:
+    """How many sealed OAuth fields each key id protects, over every tenant."""
+    parts = []
+    for model, _prefix, fields in tables:
+        for field in fields:
+            column = getattr(model, f"{field}_key_id")
+            parts.append(select(column.label("key_id")).where(column.is_not(None)))
+    used = union_all(*parts).subquery()
+    query = select(used.c.key_id, func.count()).group_by(used.c.key_id)
+    return {str(k): int(n) for k, n in (await session.execute(query)).all()}
+
+
+async def lock_to_rewrap_all_tenants(
+    session: AsyncSession,
+    model: type[Any],
+    fields: tuple[str, ...],
+    active_key_id: str,
+    batch_size: int,
+    skip: set[Any],
+) -> Sequence[Any]:
+    """Rows of ``model`` with a sealed field under another key; locked, held rows skipped."""
+    stale = or_(
+        *(
+            and_(
+                getattr(model, f"{f}_key_id").is_not(None),
+                getattr(model, f"{f}_key_id") != active_key_id,
+            )
+            for f in fields
+        )
+    )
+    query = select(model).where(stale)
+    if skip:
+        query = query.where(model.id.not_in(list(skip)))
+    query = query.order_by(model.id).limit(batch_size).with_for_update(skip_locked=True)
+    return (await session.execute(query)).scalars().all()
+
+
+async def update_sealed(
+    session: AsyncSession, model: type[Any], row_id: Any, values: dict[str, Any]
+) -> None:
+    await session.execute(
+        update(model)
+        .where(model.id == row_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
