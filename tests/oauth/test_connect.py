@@ -235,3 +235,52 @@ async def test_another_tenants_authorization_reads_404(
         hub.owner.url("oauth", "authorizations", uuid.uuid4()), headers=hub.headers
     )
     assert unknown.status_code == 404
+
+
+async def test_a_token_is_never_sent_to_another_origin(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    peers = await oauth_peers()
+    other = await oauth_peers()  # a second server on another origin
+    credential_id = await hub.connected(peers)
+    moved = await hub.client.post(
+        hub.owner.url("servers"),
+        json={"handle": "other", "url": other.peer.url, "credential_id": credential_id},
+        headers=hub.headers,
+    )
+    assert moved.status_code == 422
+    assert moved.json()["error"]["reason"] == "origin_refused"
+    discovered = await hub.client.post(
+        hub.owner.url("mcp", "discover"),
+        json={"url": other.peer.url, "credential_id": credential_id},
+        headers=hub.headers,
+    )
+    assert discovered.status_code == 422
+    assert not [r for r in other.peer.requests if r.headers.get("authorization")]
+
+
+async def test_discovery_naming_an_expired_credential_refreshes_it_first(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from hub.core import clock
+
+    peers = await oauth_peers()
+    credential_id = await hub.connected(peers)
+    peers.auth.expire_all()
+    async with hub.db.session() as session:
+        await session.execute(
+            update(Credential)
+            .where(Credential.id == uuid.UUID(credential_id))
+            .values(expires_at=clock.now() - timedelta(seconds=5))
+        )
+    discovered = await hub.client.post(
+        hub.owner.url("mcp", "discover"),
+        json={"url": peers.peer.url, "credential_id": credential_id},
+        headers=hub.headers,
+    )
+    assert discovered.status_code == 200, discovered.text
+    assert len(peers.auth.token_requests("refresh_token")) == 1

@@ -7,20 +7,24 @@ import asyncio
 import uuid
 from datetime import timedelta
 
+import httpx2
 import pytest
 from sqlalchemy import update
 
+from hub.app import create_app
 from hub.core import clock
 from hub.core.components import components_of
 from hub.core.crypto import Keyring
+from hub.core.db import Database
 from hub.credentials.vault import decrypt_field
 from hub.models import Credential
 from hub.oauth.context import OAuthContext
 from hub.oauth.worker import refresh_pass
 from hub.upstream import InsufficientScope, UpstreamContext, call_tool, resolve_target
+from tests.conftest import make_settings
 from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
 from tests.support.factories import scope_of
-from tests.support.stories import audit_events
+from tests.support.stories import audit_events, make_tenant_admin
 
 
 async def _row(hub: Hub, credential_id: str) -> Credential:
@@ -252,4 +256,36 @@ async def test_a_lapsed_lease_is_claimed_again(hub: Hub, oauth_peers: OAuthPeers
         )
     snapshot = await hub.snapshot("linear")
     assert snapshot.status_code == 201, snapshot.text
+    assert len(peers.auth.token_requests("refresh_token")) == 1
+
+
+async def test_hub_serve_runs_the_refresher_in_its_lifespan(
+    db_url: str, database: Database, oauth_peers: OAuthPeersStarter
+) -> None:
+    peers = await oauth_peers(auth={"access_ttl_s": 90})
+    settings = make_settings(
+        db_url,
+        allow_loopback=True,
+        public_url="http://hub.test",
+        workers=True,
+        oauth_refresh_interval_s=0.1,
+    )
+    app = create_app(settings, database=database)
+    transport = httpx2.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as client,
+    ):
+        hub = Hub(app, client, database, await make_tenant_admin(database))
+        credential_id = await hub.connected(peers)
+        async with hub.db.session() as session:  # half its lifetime gone
+            await session.execute(
+                update(Credential)
+                .where(Credential.id == uuid.UUID(credential_id))
+                .values(updated_at=clock.now() - timedelta(seconds=100))
+            )
+        for _ in range(200):  # the loop passes every 0.1 s; give it up to 10 s
+            if peers.auth.token_requests("refresh_token"):
+                break
+            await asyncio.sleep(0.05)
     assert len(peers.auth.token_requests("refresh_token")) == 1

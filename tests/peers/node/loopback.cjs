@@ -7,6 +7,10 @@
 // dns.lookup, asynchronously even for an IP literal, so server.address() would be null right
 // after listen() — and the conformance suite's auth mocks read address().port at once. While
 // listen() runs, an IP-literal lookup answers itself synchronously.
+//
+// Names never reach DNS: a lookup of anything but an IP literal or localhost fails at once
+// with ENOTFOUND (the conformance mocks fetch the CIMD scenario's https://conformance-test.local
+// URL when they stop; the tests must not resolve real names, SECURITY.md "Tests").
 "use strict";
 const net = require("node:net");
 const dns = require("node:dns");
@@ -25,6 +29,35 @@ function literalLookup(original) {
       return {};
     }
     return original.apply(this, arguments);
+  };
+}
+
+const realLookup = dns.lookup;
+dns.lookup = function loopbackOnlyLookup(hostname, options, callback) {
+  const cb = typeof options === "function" ? options : callback;
+  const name = String(hostname || "").toLowerCase();
+  if (net.isIP(name) || name === "localhost" || name.endsWith(".localhost")) {
+    return realLookup.apply(this, arguments);
+  }
+  const error = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname} (tests: no DNS)`), {
+    code: "ENOTFOUND",
+    hostname,
+  });
+  process.nextTick(() => cb(error));
+  return {};
+};
+if (dns.promises && dns.promises.lookup) {
+  const realPromiseLookup = dns.promises.lookup;
+  dns.promises.lookup = function loopbackOnlyPromiseLookup(hostname, options) {
+    const name = String(hostname || "").toLowerCase();
+    if (net.isIP(name) || name === "localhost" || name.endsWith(".localhost")) {
+      return realPromiseLookup.call(this, hostname, options);
+    }
+    const error = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname} (tests: no DNS)`), {
+      code: "ENOTFOUND",
+      hostname,
+    });
+    return Promise.reject(error);
   };
 }
 
