@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     # The hub's external URL (OAuth redirect URI and client metadata); default http://HOST:PORT.
-    public_url: str | None = Field(default=None, max_length=2048)
+    public_url: str | None = Field(default=None, max_length=1900)
 
     # OAuth to upstream servers (DESIGN §9, §15)
     oauth_client_id_url: str | None = Field(default=None, max_length=2048)

@@ -30,6 +30,7 @@ MESSAGES: Final[dict[str, str]] = {
     ),
     "registration_failed": "the authorization server refused to register the hub as a client",
     # the request itself
+    "invalid_scope": "the scopes to ask for are too many or too long",
     "step_up_limit": "this credential was re-authorised too often; try again later",
     "credential_not_oauth": "the credential was not made by the hub's OAuth flow",
     # the callback

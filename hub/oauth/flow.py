@@ -55,6 +55,7 @@ from hub.upstream.calls import era_from_hint
 __all__ = ["Started", "create_authorization"]
 
 INVALID_URL = "url must be absolute https (http only to loopback when allowed)"
+MAX_SCOPE_TEXT = 4096  # what the scope columns hold
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,8 @@ async def create_authorization(
         resource_supported=supported,
         server_supported=server.scopes_supported,
     )
+    if len(join_scopes(scopes) or "") > MAX_SCOPE_TEXT:
+        raise failure("invalid_scope")
     verifier, state = new_verifier(), new_state()
     now = clock.now()
     row = OAuthAuthorization(

@@ -30,6 +30,7 @@ from hub.oauth.exceptions import failure
 __all__ = ["FlowClock", "checked_url", "get_document", "post"]
 
 JSON_TYPES = ("application/json",)
+MAX_URL = 2048  # what the OAuth columns hold
 FORM = "application/x-www-form-urlencoded"
 
 
@@ -49,7 +50,7 @@ class FlowClock:
 def checked_url(url: object, egress: EgressConfig, reason: str) -> str:
     """``url`` normalised by the egress URL rules (absolute https, or http to loopback when
     allowed; no userinfo, no fragment); anything else is the flow's failure ``reason``."""
-    if not isinstance(url, str):
+    if not isinstance(url, str) or len(url) > MAX_URL:
         raise failure(reason)
     try:
         return validate_url(url, egress)

@@ -54,6 +54,7 @@ __all__ = ["TokenRefresher"]
 log = logging.getLogger("hub.oauth.refresh")
 
 Busy = Literal["busy"]
+MAX_SCOPE_TEXT = 4096  # what the scope column holds
 Claim = tuple[Credential, str]
 
 
@@ -110,10 +111,10 @@ class TokenRefresher:
                 return
             recorded = _scopes(row.oauth_scopes)
             merged = union(recorded, scopes)
-            if merged == recorded:
-                return
+            if merged == recorded or len(" ".join(merged)) > MAX_SCOPE_TEXT:
+                return  # nothing new, or more than a step-up could ever ask for
             await repository.update_credential(
-                session, tenant_id, row.id, {"oauth_scopes": " ".join(merged)[:4096]}
+                session, tenant_id, row.id, {"oauth_scopes": " ".join(merged)}
             )
             await self._audit(
                 session,
