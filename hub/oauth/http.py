@@ -29,7 +29,6 @@ from hub.oauth.exceptions import failure
 
 __all__ = ["FlowClock", "checked_url", "get_document", "post"]
 
-JSON_TYPES = ("application/json",)
 MAX_URL = 2048  # what the OAuth columns hold
 FORM = "application/x-www-form-urlencoded"
 
