@@ -12,6 +12,8 @@ from hub.discovery.endpoints import router as discovery_router
 from hub.gateway.endpoint import router as gateway_router
 from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
+from hub.oauth.endpoints import public_router as oauth_public_router
+from hub.oauth.endpoints import router as oauth_router
 from hub.principals.endpoints import platform_router, whoami_router
 from hub.principals.endpoints import router as principals_router
 from hub.servers.endpoints import router as servers_router
@@ -33,3 +35,5 @@ api_router.include_router(catalogs_router)
 api_router.include_router(deployments_router)
 api_router.include_router(approvals_router)
 api_router.include_router(gateway_router)
+api_router.include_router(oauth_router)
+api_router.include_router(oauth_public_router)

@@ -17,6 +17,7 @@ from hub.core.metrics import Metrics, MetricsMiddleware
 from hub.core.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
+from hub.core.workers import Workers
 from hub.egress import Fetcher
 from hub.wiring import build_components
 
@@ -41,9 +42,13 @@ def create_app(
             settings.database_url, pool_size=settings.database_pool_size
         )
         app.state.db = db
+        workers = components.get(Workers)
+        if settings.workers:
+            workers.start(db)
         try:
             yield
         finally:
+            await workers.stop()
             if fetcher is None:
                 await components.get(Fetcher).aclose()
             if database is None:

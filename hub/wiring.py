@@ -19,6 +19,7 @@ from hub.core.db import Database
 from hub.core.handlers import FailureHooks
 from hub.core.metrics import Metrics
 from hub.core.settings import ConfigError, Settings
+from hub.core.workers import Workers
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.service import CredentialContext
 from hub.egress import EgressConfig, Fetcher
@@ -29,6 +30,8 @@ from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.health.service import Readiness
 from hub.mcp import McpClient
+from hub.oauth.rotation import keyring_covers_oauth_rows
+from hub.oauth.service import OAuthConfig, OAuthContext, TokenRefresher, refresh_loop
 from hub.upstream import UpstreamContext
 
 __all__ = ["CLIENT_INFO", "build_components", "egress_config"]
@@ -60,13 +63,17 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     metrics = Metrics()
     cache = PolicyCache()
     views = ViewLoader()
+    client = McpClient(fetcher, client_info=CLIENT_INFO)
+    oauth = OAuthConfig.from_settings(settings)
+    refresher = TokenRefresher(fetcher, keyring, oauth)  # the upstream's TokenKeeper
     upstream = UpstreamContext(
-        client=McpClient(fetcher, client_info=CLIENT_INFO),
+        client=client,
         keyring=keyring,
         egress=egress,
         deadline_s=settings.discovery_timeout_s,
         metrics=metrics,
         call_deadline_s=settings.tool_call_timeout_s,
+        tokens=refresher,
     )
     return Components(
         [
@@ -79,7 +86,9 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             _route_decider(cache),
             CredentialContext(keyring, egress, pepper),
             upstream,
-            Readiness((keyring_covers_rows(keyring),)),
+            OAuthContext(oauth, fetcher, keyring, egress, client, refresher),
+            Workers((refresh_loop(refresher),)),
+            Readiness((keyring_covers_rows(keyring), keyring_covers_oauth_rows(keyring))),
             FailureHooks((audit_failed_request,)),
             ApprovalContext(
                 keyring=keyring,

@@ -88,6 +88,7 @@ def make_settings(db_url: str = "sqlite+aiosqlite:///:memory:", **overrides: obj
         "encryption_keys": SecretStr(f"t1:{TEST_KEY}"),
         "active_key_id": "t1",
         "api_key_pepper": SecretStr(TEST_PEPPER),
+        "workers": False,  # background loops only where a test asks for them
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import httpx2
 from fastapi import FastAPI
 
-from tests.peers.fixtures import handmade_peer
+from tests.peers.fixtures import handmade_peer, oauth_peers
 from tests.support.route_world import (
     ROUTES,
     World,
@@ -27,7 +27,7 @@ from tests.support.route_world import (
     world,
 )
 
-__all__ = ["handmade_peer", "settings", "world"]
+__all__ = ["handmade_peer", "oauth_peers", "settings", "world"]
 
 
 def test_every_route_is_classified(app: FastAPI) -> None:

@@ -49,7 +49,7 @@ async def snapshot(
         await servers_service.require_credential_use(access, server.credential_id)
         target = await resolve_target(read, ctx, access.tenant_id, server.url, server.credential_id)
     found = await run_discovery(
-        ctx, access.tenant_id, target, server.era
+        ctx, access.tenant_id, target, server.era, db=db
     )  # no transaction is open here
     tools = sorted_tools(found.tools)
     digest = catalog_sha256(

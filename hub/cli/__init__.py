@@ -5,6 +5,7 @@
 - :mod:`~hub.cli.bootstrap` — ``hub bootstrap``;
 - :mod:`~hub.cli.crypto` — ``hub crypto rotate``;
 - :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
+- :mod:`~hub.cli.oauth` — ``hub oauth connect HANDLE``, against a running hub;
 - :mod:`~hub.cli.runtime` — settings for a real run.
 """
 
@@ -19,6 +20,7 @@ from hub.cli.bootstrap import bootstrap
 from hub.cli.crypto import crypto_app
 from hub.cli.db import db_app
 from hub.cli.mcp import mcp_app
+from hub.cli.oauth import oauth_app
 from hub.cli.serve import serve
 from hub.core.settings import ConfigError
 
@@ -28,6 +30,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="MCP Hub cont
 app.add_typer(db_app, name="db")
 app.add_typer(crypto_app, name="crypto")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(oauth_app, name="oauth")
 app.command()(serve)
 app.command()(bootstrap)
 

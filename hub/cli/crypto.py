@@ -18,10 +18,12 @@ crypto_app = typer.Typer(no_args_is_help=True, help="Encryption keyring.")
 def crypto_rotate(
     batch_size: int = typer.Option(200, min=1, max=10_000, help="Rows per transaction."),
 ) -> None:
-    """Re-encrypt every credential field not under the active key (idempotent, restartable)."""
+    """Re-encrypt every credential and OAuth secret not under the active key (idempotent,
+    restartable)."""
     from hub.core.crypto import Keyring
     from hub.core.db import Database
     from hub.credentials.rotation import remaining_by_key_id, rotate_credentials
+    from hub.oauth.rotation import oauth_fields_by_key_id, rotate_oauth_fields
 
     settings = runtime_settings()
     keyring = Keyring.from_settings(settings)
@@ -36,8 +38,17 @@ def crypto_rotate(
                 report = await rotate_credentials(
                     db, keyring, batch_size=batch_size, on_batch=bar.update
                 )
+            oauth_rows = await rotate_oauth_fields(db, keyring, batch_size=batch_size)
+            oauth_left = {
+                k: n
+                for k, n in (await oauth_fields_by_key_id(db)).items()
+                if k != keyring.active_key_id
+            }
         finally:
             await db.dispose()
+        typer.echo(f"rewrapped OAuth rows: {oauth_rows}", err=True)
+        for key_id, count in sorted(oauth_left.items()):
+            typer.echo(f"OAuth fields remaining under {key_id}: {count}", err=True)
         typer.echo(f"rewrapped rows: {report.rewrapped_rows}", err=True)
         if report.remaining:
             for key_id, count in sorted(report.remaining.items()):
@@ -50,6 +61,6 @@ def crypto_rotate(
                 err=True,
             )
             return 1
-        return 0 if not report.remaining else 1
+        return 0 if not report.remaining and not oauth_left else 1
 
     raise typer.Exit(asyncio.run(run()))

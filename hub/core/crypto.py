@@ -71,6 +71,7 @@ __all__ = [
     "Keyring",
     "Sealed",
     "credential_aad",
+    "row_aad",
 ]
 
 KEY_SIZE: Final = 32
@@ -112,12 +113,25 @@ class Sealed:
 
 def credential_aad(tenant_id: uuid.UUID, credential_id: uuid.UUID, field: str) -> bytes:
     """The associated data binding a credential field to its tenant, credential and column."""
+    return row_aad(AAD_PREFIX, tenant_id, credential_id, field)
+
+
+_PREFIX = re.compile(rb"hub/[a-z][a-z0-9-]{0,30}/v[0-9]{1,3}")
+
+
+def row_aad(prefix: bytes, tenant_id: uuid.UUID, row_id: uuid.UUID, field: str) -> bytes:
+    """The associated data binding an encrypted field of any table to its row and column.
+
+    The same layout as the credential AAD above with another format prefix (``hub/<table>/vN``):
+    a value sealed for one table never opens as another's, even for equal ids. The prefix is
+    fixed-width per table, so the encoding stays injective within a table.
+    """
+    if not _PREFIX.fullmatch(prefix):
+        raise ValueError("an AAD prefix looks like b'hub/<name>/v<n>'")
     if not _FIELD.fullmatch(field):
         raise ValueError("a credential field name must match [a-z][a-z0-9_]{0,62}")
     name = field.encode("ascii")
-    return b"".join(
-        (AAD_PREFIX, tenant_id.bytes, credential_id.bytes, len(name).to_bytes(1, "big"), name)
-    )
+    return b"".join((prefix, tenant_id.bytes, row_id.bytes, len(name).to_bytes(1, "big"), name))
 
 
 class Keyring:

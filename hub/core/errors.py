@@ -17,6 +17,7 @@ __all__ = [
     "HubError",
     "InternalError",
     "NotFound",
+    "OAuthFailed",
     "PayloadTooLarge",
     "ServiceUnavailable",
     "Unauthorized",
@@ -100,6 +101,20 @@ class DiscoveryFailed(HubError):
     status_code = 422
     code = "discovery_failed"
     default_message = "discovery failed"
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(message, reason=reason)
+        self.reason = reason
+
+
+class OAuthFailed(HubError):
+    """A step of an OAuth authorization to an upstream server failed; ``reason`` is a stable code
+    (``prm_not_found``, ``issuer_mismatch``, ``pkce_unsupported``, …) and the message the hub's own
+    fixed text: never the authorization server's words, never a token or secret (DESIGN §9)."""
+
+    status_code = 422
+    code = "oauth_failed"
+    default_message = "the OAuth authorization failed"
 
     def __init__(self, reason: str, message: str | None = None) -> None:
         super().__init__(message, reason=reason)

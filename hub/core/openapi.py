@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-__all__ = ["DISCOVERY_FAILED", "install_openapi"]
+__all__ = ["DISCOVERY_FAILED", "error_response", "install_openapi"]
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,7 +49,8 @@ _SECURITY_SCHEMES: dict[str, Any] = {
 }
 
 
-def _error_response(description: str) -> dict[str, Any]:
+def error_response(description: str) -> dict[str, Any]:
+    """A documented error response with the hub's error body."""
     return {"description": description, "content": {"application/json": {"schema": _ERROR_REF}}}
 
 
@@ -77,7 +78,7 @@ def install_openapi(app: FastAPI) -> None:
                 if had_validation:
                     del responses["422"]
                 if had_validation or operation.get("parameters") or operation.get("requestBody"):
-                    responses.setdefault("400", _error_response("Invalid request"))
+                    responses.setdefault("400", error_response("Invalid request"))
         app.openapi_schema = schema
         return schema
 

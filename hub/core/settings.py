@@ -71,7 +71,6 @@ class Settings(BaseSettings):
     egress_max_per_tenant_origin: int = Field(default=4, ge=1, le=1024)
 
     # The data plane (DESIGN §10)
-    public_url: str | None = Field(default=None, max_length=2048)
     approval_wait_s: float = Field(default=20.0, ge=0, le=300)
     approval_ttl_s: float = Field(default=900.0, gt=0, le=7 * 86_400)
     approval_use_s: float = Field(default=600.0, gt=0, le=86_400)
@@ -86,6 +85,16 @@ class Settings(BaseSettings):
     # Peers whose X-Forwarded-For/-Proto headers ``hub serve`` believes (IPs or CIDRs; default none)
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # The hub's external URL (OAuth redirect URI and client metadata); default http://HOST:PORT.
+    public_url: str | None = Field(default=None, max_length=1900)
+
+    # OAuth to upstream servers (DESIGN §9, §15)
+    oauth_client_id_url: str | None = Field(default=None, max_length=2048)
+    oauth_refresh_ahead_s: float = Field(default=300.0, ge=60, le=86_400)
+    oauth_refresh_interval_s: float = Field(default=30.0, gt=0, le=3600)
+
+    # Leader-free background loops in every ``hub serve`` (DESIGN §11)
+    workers: bool = True
 
     @field_validator("egress_allow_cidrs", "trusted_proxies", mode="before")
     @classmethod
@@ -124,6 +133,16 @@ class Settings(BaseSettings):
                 ) from None
         return value
 
+    @field_validator("public_url", "oauth_client_id_url")
+    @classmethod
+    def _check_public_urls(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        scheme, sep, rest = value.partition("://")
+        if scheme not in ("http", "https") or not sep or not rest or "#" in value:
+            raise ValueError("must be an absolute http(s) URL without a fragment")
+        return value
+
     @field_validator("extra_origins", mode="before")
     @classmethod
     def _parse_extra_origins(cls, value: object) -> object:
@@ -160,9 +179,17 @@ class Settings(BaseSettings):
         return self.database_url.startswith("sqlite")
 
     @property
-    def external_url(self) -> str:
-        """``HUB_PUBLIC_URL``, else ``http://HUB_HOST:HUB_PORT`` (approval links, OAuth)."""
-        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+    def public_base_url(self) -> str:
+        """``HUB_PUBLIC_URL`` without a trailing slash, or ``http://HUB_HOST:HUB_PORT``."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def client_id_metadata_url(self) -> str:
+        """``HUB_OAUTH_CLIENT_ID_URL``, or the client metadata document the hub serves."""
+        return self.oauth_client_id_url or f"{self.public_base_url}/oauth/client-metadata.json"
 
 
 def load_settings(**overrides: Any) -> Settings:

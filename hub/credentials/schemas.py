@@ -6,11 +6,11 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from hub.core.schemas import RequestModel, UtcDatetime
 
-__all__ = ["CredentialCreate", "CredentialRead", "CredentialUpdate"]
+__all__ = ["CredentialCreate", "CredentialRead", "CredentialUpdate", "OAuthDetails"]
 
 TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 MAX_SECRET = 8192
@@ -64,6 +64,19 @@ class CredentialUpdate(RequestModel):
     _metadata = field_validator("metadata")(_check_metadata)
 
 
+class OAuthDetails(BaseModel):
+    """What the hub's OAuth flow recorded (hub-written; no PATCH changes it)."""
+
+    issuer: str
+    token_endpoint: str
+    client_id: str
+    auth_method: str
+    resource: str | None
+    scopes: list[str]
+    server_url: str | None
+    has_refresh_token: bool
+
+
 class CredentialRead(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -78,3 +91,37 @@ class CredentialRead(BaseModel):
     has_secret: bool
     created_at: datetime
     updated_at: datetime
+    oauth: OAuthDetails | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _oauth_of_row(cls, data: Any) -> Any:
+        if isinstance(data, dict) or getattr(data, "oauth_token_endpoint", None) is None:
+            return data
+        values = {name: getattr(data, name) for name in _READ_FIELDS}
+        values["meta"] = data.meta
+        values["oauth"] = OAuthDetails(
+            issuer=data.oauth_issuer or "",
+            token_endpoint=data.oauth_token_endpoint,
+            client_id=data.oauth_client_id or "",
+            auth_method=data.oauth_auth_method or "none",
+            resource=data.oauth_resource,
+            scopes=(data.oauth_scopes or "").split(),
+            server_url=data.oauth_server_url,
+            has_refresh_token=data.refresh_token_ciphertext is not None,
+        )
+        return values
+
+
+_READ_FIELDS = (
+    "id",
+    "name",
+    "type",
+    "api_base_url",
+    "status",
+    "expires_at",
+    "version",
+    "has_secret",
+    "created_at",
+    "updated_at",
+)

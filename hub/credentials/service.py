@@ -201,6 +201,12 @@ def _update_values(
         sealed = sealed_columns(ctx.keyring, credential.tenant_id, credential.id, "secret", secret)
         values.update(sealed)
         details["secret_fp"] = ctx.fingerprint(secret)
+        if credential.type == "oauth_token":
+            # a pasted token is not the one the refresh token belongs to: never refresh it into
+            # something else, and end any refresh in flight (its write-back checks the holder)
+            values.update(_cleared("refresh_token"))
+            values.update(_cleared("client_secret"))
+            values.update(refresh_lease_until=None, refresh_lease_holder=None)
     if values.get("status") == "revoked":
         for field in ENCRYPTED_FIELDS:
             values.update(_cleared(field))

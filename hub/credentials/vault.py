@@ -24,7 +24,13 @@ from hub.credentials.constants import CREDENTIAL_TYPES_FOR_MCP, NO_TOKEN
 from hub.credentials.exceptions import CredentialUnusable
 from hub.models import Credential
 
-__all__ = ["decrypt_for_use", "load_usable_credential"]
+__all__ = [
+    "decrypt_field",
+    "decrypt_for_use",
+    "is_expired",
+    "is_refreshable",
+    "load_usable_credential",
+]
 
 T = TypeVar("T")
 
@@ -33,17 +39,29 @@ async def load_usable_credential(
     session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
 ) -> Credential:
     """The credential if it can be used for MCP now; every other case reads as the same 404:
-    unknown, another tenant's, a type other than api_key/oauth_token, not active, or expired."""
+    unknown, another tenant's, a type other than api_key/oauth_token, not active, or expired.
+
+    An expired OAuth credential that holds a refresh token is usable: the caller refreshes it
+    before sending it (DESIGN §5, §9; :mod:`hub.upstream.tokens`)."""
     credential = await repository.get_credential(session, tenant_id, credential_id)
     if (
         credential is None
         or credential.type not in CREDENTIAL_TYPES_FOR_MCP
         or credential.status != "active"
         or credential.secret_ciphertext is None
-        or (credential.expires_at is not None and credential.expires_at <= clock.now())
+        or (is_expired(credential) and not is_refreshable(credential))
     ):
         raise NotFound("credential not found")
     return credential
+
+
+def is_expired(credential: Credential) -> bool:
+    return credential.expires_at is not None and credential.expires_at <= clock.now()
+
+
+def is_refreshable(credential: Credential) -> bool:
+    """An OAuth credential the hub can refresh by itself (active, with a refresh token)."""
+    return credential.is_oauth and credential.has_refresh_token and credential.status == "active"
 
 
 def is_keyless(keyring: Keyring, credential: Credential) -> bool:
@@ -52,20 +70,24 @@ def is_keyless(keyring: Keyring, credential: Credential) -> bool:
 
 
 def _plaintext(keyring: Keyring, credential: Credential) -> str:
-    if (
-        credential.secret_key_id is None
-        or credential.secret_nonce is None
-        or credential.secret_ciphertext is None
-    ):
+    plaintext = decrypt_field(keyring, credential, "secret")
+    if plaintext is None:
         raise CredentialUnusable()
-    sealed = Sealed(
-        key_id=credential.secret_key_id,
-        nonce=bytes(credential.secret_nonce),
-        ciphertext=bytes(credential.secret_ciphertext),
-    )
+    return plaintext
+
+
+def decrypt_field(keyring: Keyring, credential: Credential, field: str) -> str | None:
+    """One encrypted field in the clear (``None`` when the row has none); a field that does not
+    decrypt is :class:`CredentialUnusable`. Callers keep the plaintext only while they use it."""
+    key_id = getattr(credential, f"{field}_key_id")
+    nonce = getattr(credential, f"{field}_nonce")
+    ciphertext = getattr(credential, f"{field}_ciphertext")
+    if key_id is None or nonce is None or ciphertext is None:
+        return None
+    sealed = Sealed(key_id=key_id, nonce=bytes(nonce), ciphertext=bytes(ciphertext))
     raw: bytes | None
     try:
-        raw = keyring.decrypt(sealed, credential_aad(credential.tenant_id, credential.id, "secret"))
+        raw = keyring.decrypt(sealed, credential_aad(credential.tenant_id, credential.id, field))
     except CredentialUnavailable:
         raw = None
     if raw is None:  # raised outside the handler: no cause, no context

@@ -11,6 +11,7 @@ from typing import Final
 from hub.core.errors import BadRequest, DiscoveryFailed, HubError
 from hub.egress import EgressError
 from hub.mcp import McpError
+from hub.upstream import InsufficientScope, TokenUnavailable
 
 __all__ = ["MESSAGES", "as_discovery_failure"]
 
@@ -29,6 +30,11 @@ MESSAGES: Final[dict[str, str]] = {
     "invalid_result": "upstream answered with a result of the wrong shape",
     "invalid_secret": "the credential secret is not a valid header value",
     "handshake_failed": "upstream refused the MCP handshake",
+    "insufficient_scope": (
+        "upstream needs more scopes; the credential recorded them: re-authorise it to step up"
+    ),
+    "credential_unavailable": "the credential's token expired and cannot be refreshed",
+    "token_refresh_failed": "the credential's token expired and could not be refreshed now",
 }
 _ALIASES: Final[dict[str, str]] = {
     "malformed_response": "protocol_error",
@@ -36,7 +42,9 @@ _ALIASES: Final[dict[str, str]] = {
 }
 
 
-def as_discovery_failure(exc: EgressError | McpError) -> HubError:
+def as_discovery_failure(
+    exc: EgressError | McpError | TokenUnavailable | InsufficientScope,
+) -> HubError:
     reason = _ALIASES.get(exc.reason, exc.reason)
     if reason == "invalid_url":
         return BadRequest("url must be absolute https (http only to loopback when allowed)")

@@ -23,19 +23,32 @@ from hub.discovery.reasons import as_discovery_failure
 from hub.discovery.schemas import DiscoverRequest, DiscoverResult, DroppedTool
 from hub.egress import EgressError, origin_of
 from hub.mcp import DiscoveryResult, McpError
-from hub.upstream import Target, UpstreamContext, resolve_target
+from hub.upstream import (
+    InsufficientScope,
+    Target,
+    TokenUnavailable,
+    UpstreamContext,
+    resolve_target,
+)
 from hub.upstream import discover as discover_upstream
 
 __all__ = ["discover", "run_discovery"]
 
 
 async def run_discovery(
-    ctx: UpstreamContext, tenant_id: TenantId, target: Target, era_hint: str | None
+    ctx: UpstreamContext,
+    tenant_id: TenantId,
+    target: Target,
+    era_hint: str | None,
+    *,
+    db: Database | None = None,
 ) -> DiscoveryResult:
-    """Discover ``target`` (no transaction may be open); failures become the 422 of DESIGN §5."""
+    """Discover ``target`` (no transaction may be open); failures become the 422 of DESIGN §5.
+
+    With ``db`` an OAuth credential is refreshed when due (and once after a 401)."""
     try:
-        result = await discover_upstream(ctx, tenant_id, target, era_hint)
-    except (EgressError, McpError) as exc:
+        result = await discover_upstream(ctx, tenant_id, target, era_hint, db=db)
+    except (EgressError, McpError, TokenUnavailable, InsufficientScope) as exc:
         failure = as_discovery_failure(exc)
         ctx.metrics.discoveries.labels(outcome=str(failure.extra.get("reason", "invalid"))).inc()
         raise failure from None
@@ -57,7 +70,7 @@ async def discover(
         url_origin = origin_of(target.url)
         remembered = await repository.get_era(read, access.tenant_id, url_origin)
     result = await run_discovery(
-        ctx, access.tenant_id, target, remembered.era if remembered else None
+        ctx, access.tenant_id, target, remembered.era if remembered else None, db=db
     )
 
     await repository.remember_era(

@@ -17,10 +17,15 @@ Rules an operation enforces, and why:
   credential is never sent to a host it was not registered for.
 - **The bearer** is checked as a header value on creation (:class:`InvalidSecret` before any I/O),
   registered for log redaction while the block runs, and sent only as ``Authorization: Bearer``.
-  Callers cannot set ``Authorization`` (or framing headers) themselves.
+  Callers cannot set ``Authorization`` (or framing headers) themselves. An OAuth token request
+  authenticates its client instead (``basic=(client_id, client_secret)``, RFC 6749 §2.3.1: each
+  part form-urlencoded, then ``Authorization: Basic``); the secret is redacted the same way.
 - **No redirects, no proxies, no cookies, no retries**: ``follow_redirects=False`` and any 3xx is
   :class:`RedirectRefused` without contacting ``Location``; ``trust_env=False`` so environment
   proxies are ignored; a cookie jar that accepts nothing, so no state leaks between operations.
+  A caller that must *read* a redirect (a headless OAuth client reading the authorization
+  server's ``Location``) asks for it with ``accept_redirect=True``: the 3xx is handed back, and
+  still nothing follows it.
 - **Byte caps** per body, per SSE event and per operation (see :mod:`hub.egress.responses`).
 - **Per-origin slots** (:class:`~hub.egress.limits.OriginLimiter`): a request holds one of its
   origin's slots until its response is closed. A request the operation makes *while reading* a
@@ -39,6 +44,7 @@ Rules an operation enforces, and why:
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -46,6 +52,7 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import quote_plus
 
 import httpx2
 
@@ -95,6 +102,13 @@ def build_ssl_context(ca_file: Path | None) -> ssl.SSLContext:
     return context
 
 
+def _basic_credentials(basic: tuple[str, str]) -> str:
+    """RFC 6749 §2.3.1: ``base64(urlencode(client_id) ":" urlencode(client_secret))``."""
+    client_id, secret = basic
+    pair = f"{quote_plus(client_id, safe='')}:{quote_plus(secret, safe='')}"
+    return base64.b64encode(pair.encode()).decode("ascii")
+
+
 def _refuse_all_cookies() -> CookieJar:
     return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 
@@ -142,11 +156,20 @@ class Fetcher:
         return "<Fetcher>"
 
     def operation(
-        self, *, pin: str, deadline_s: float, bearer: str | None = None, scope: str | None = None
+        self,
+        *,
+        pin: str,
+        deadline_s: float,
+        bearer: str | None = None,
+        scope: str | None = None,
+        basic: tuple[str, str] | None = None,
     ) -> Operation:
         """A new operation pinned to ``pin``; use it as ``async with``. ``scope`` (a tenant id)
-        also bounds the operation by the per-tenant share of each origin's slots."""
-        return Operation(self, pin=pin, deadline_s=deadline_s, bearer=bearer, scope=scope)
+        also bounds the operation by the per-tenant share of each origin's slots; ``basic``
+        (client id, client secret) authenticates an OAuth client instead of a bearer."""
+        return Operation(
+            self, pin=pin, deadline_s=deadline_s, bearer=bearer, scope=scope, basic=basic
+        )
 
     async def _send(self, request: httpx2.Request) -> httpx2.Response:
         """Send one built request, headers read, body not yet (for :class:`Operation` only)."""
@@ -182,9 +205,12 @@ class Operation:
         deadline_s: float,
         bearer: str | None,
         scope: str | None = None,
+        basic: tuple[str, str] | None = None,
     ) -> None:
         if bearer is not None and not is_header_safe_secret(bearer):
             raise InvalidSecret()
+        if bearer is not None and basic is not None:
+            raise ValueError("an operation sends a bearer or client credentials, not both")
         if not deadline_s > 0:
             raise ValueError("deadline_s must be positive")
         config = fetcher.config
@@ -194,6 +220,7 @@ class Operation:
         self.deadline_s = deadline_s
         self.budget = ByteBudget(config.max_operation_bytes)
         self._bearer = bearer
+        self._basic = basic
         self._scope = scope
         self._timeout: asyncio.Timeout | None = None
         self._redaction: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
@@ -211,6 +238,8 @@ class Operation:
         self._entered = True
         if self._bearer is not None:
             self._redaction = redacting(self._bearer)
+        elif self._basic is not None:
+            self._redaction = redacting(self._basic[1], _basic_credentials(self._basic))
         self._redaction.__enter__()
         try:
             self._timeout = asyncio.timeout(self.deadline_s)
@@ -238,6 +267,7 @@ class Operation:
         finally:
             self._redaction.__exit__(None, None, None)
             self._bearer = None
+            self._basic = None
         if expired:
             raise EgressTimeout() from None
 
@@ -263,6 +293,8 @@ class Operation:
                 raise ValueError(f"the {name.lower()} header value is not valid")
         if self._bearer is not None:
             merged["authorization"] = f"Bearer {self._bearer}"
+        elif self._basic is not None:
+            merged["authorization"] = f"Basic {_basic_credentials(self._basic)}"
         request = self._fetcher._build_request(
             method, normalized, json=json, content=content, headers=merged
         )
@@ -277,8 +309,12 @@ class Operation:
         json: Any = None,
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
+        accept_redirect: bool = False,
     ) -> AsyncIterator[StreamedResponse]:
-        """Send a request; yield its response with the body unread (closed when the block ends)."""
+        """Send a request; yield its response with the body unread (closed when the block ends).
+
+        A 3xx is :class:`RedirectRefused` unless ``accept_redirect``: then it is yielded like any
+        answer (its ``Location`` is the caller's to read, and is never contacted here)."""
         request, origin = self._build(method, url, json, content, headers)
         async with self._slot(origin):
             response = await self._fetcher._send(request)
@@ -286,7 +322,7 @@ class Operation:
                 response, budget=self.budget, max_bytes=self._fetcher.config.max_response_bytes
             )
             try:
-                if 300 <= response.status_code < 400:
+                if 300 <= response.status_code < 400 and not accept_redirect:
                     raise RedirectRefused()
                 yield streamed
             finally:
@@ -322,8 +358,16 @@ class Operation:
         json: Any = None,
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
+        accept_redirect: bool = False,
     ) -> EgressResponse:
         """Send a request and read its whole (capped) body."""
-        async with self.stream(method, url, json=json, content=content, headers=headers) as resp:
+        async with self.stream(
+            method,
+            url,
+            json=json,
+            content=content,
+            headers=headers,
+            accept_redirect=accept_redirect,
+        ) as resp:
             body = await resp.read()
             return EgressResponse(status_code=resp.status_code, headers=resp.headers, content=body)

@@ -127,7 +127,7 @@ async def mcp(
         db, parts.get(PolicyCache), tenant_id, caller.principal_id, caller.grants_version
     )
     approvals_ctx = parts.get(ApprovalContext)
-    public = settings.external_url
+    public = settings.public_base_url
 
     def approval_url(approval_id: Any) -> str:
         return f"{public}/tenants/{tenant_id}/approvals/{approval_id}"

@@ -3,6 +3,7 @@
 - :mod:`hub.mcp.wire` — versions, eras, JSON-RPC codes, encoding, ``resultType`` checks;
 - :mod:`hub.mcp.headers` — ``Mcp-Name`` / ``Mcp-Param-*``, the base64 sentinel, ``x-mcp-header``;
 - :mod:`hub.mcp.errors` — :class:`McpError` and its reasons;
+- :mod:`hub.mcp.challenge` — the ``Bearer`` challenge of a 401/403 (RFC 6750 §3, RFC 9728 §5.1);
 - :mod:`hub.mcp.client` — the hub's client to upstream servers, both eras (DESIGN §7);
 - :mod:`hub.mcp.server` — the agents' endpoint dispatcher (DESIGN §10.4).
 
@@ -14,6 +15,7 @@ Usage (one egress operation per call; the caller remembers the era that worked):
                                   deadline_s=60, tool=found.tools[0], era_hint=found.era)
 """
 
+from hub.mcp.challenge import BearerChallenge, parse_bearer_challenge, split_scopes
 from hub.mcp.client import CallResult, DiscoveryResult, McpClient
 from hub.mcp.errors import REASONS, McpError
 from hub.mcp.headers import decode_header_value, encode_header_value
@@ -23,6 +25,7 @@ __all__ = [
     "LEGACY_VERSIONS",
     "MODERN_VERSION",
     "REASONS",
+    "BearerChallenge",
     "CallResult",
     "DiscoveryResult",
     "Era",
@@ -30,4 +33,6 @@ __all__ = [
     "McpError",
     "decode_header_value",
     "encode_header_value",
+    "parse_bearer_challenge",
+    "split_scopes",
 ]

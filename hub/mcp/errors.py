@@ -4,7 +4,9 @@ Failures of the HTTP exchange itself (deadline, pin, caps, redirects, TLS…) ar
 :class:`~hub.egress.EgressError` subclasses and reach the caller unchanged. Everything the client
 decides about what came back is an :class:`McpError` whose ``reason`` is one of:
 
-- ``unauthorized``: the upstream answered 401 or 403;
+- ``unauthorized``: the upstream answered 401 or 403 (:attr:`McpError.status` says which, and
+  :attr:`McpError.challenge` holds its ``Bearer`` challenge, if any: what an OAuth client needs
+  to find the authorization server or to step up its scopes);
 - ``not_mcp``: an HTML or other non-JSON, non-SSE body (and, for now, 2024-11-05 HTTP+SSE-only
   servers, DESIGN §7);
 - ``handshake_failed``: a non-2xx or JSON-RPC error answer to ``initialize`` / ``server/discover``,
@@ -29,6 +31,8 @@ library or parsing exception, so neither ``__cause__`` nor ``__context__`` carri
 from __future__ import annotations
 
 from typing import Final, Literal
+
+from hub.mcp.challenge import BearerChallenge
 
 __all__ = ["REASONS", "McpError", "Reason", "settled"]
 
@@ -64,11 +68,19 @@ class McpError(Exception):
     """
 
     def __init__(
-        self, reason: Reason, *, code: int | None = None, upstream_message: str | None = None
+        self,
+        reason: Reason,
+        *,
+        code: int | None = None,
+        status: int | None = None,
+        challenge: BearerChallenge | None = None,
+        upstream_message: str | None = None,
     ) -> None:
         self.reason: Reason = reason
         self.message = _MESSAGES[reason]
         self.code = code
+        self.status = status
+        self.challenge = challenge
         self.upstream_message = upstream_message[:1000] if upstream_message else None
         # Internal: set once the server's era is certain, so era negotiation stops falling back.
         self.settled = False

@@ -9,6 +9,8 @@ from hub.models.credential import Credential
 from hub.models.deployment import Deployment, DeploymentEntry
 from hub.models.grant import Grant
 from hub.models.mcp_origin_era import McpOriginEra
+from hub.models.oauth_authorization import OAuthAuthorization
+from hub.models.oauth_client import OAuthClient
 from hub.models.principal import Principal
 from hub.models.server import Server
 from hub.models.tenant import Tenant
@@ -24,6 +26,8 @@ __all__ = [
     "DeploymentEntry",
     "Grant",
     "McpOriginEra",
+    "OAuthAuthorization",
+    "OAuthClient",
     "Principal",
     "Server",
     "Tenant",

@@ -11,6 +11,7 @@ from hub.auth.caller import Caller, TenantAccess
 from hub.core import clock
 from hub.core.errors import NotFound, Unauthorized
 from hub.core.pagination import Page, PageParams
+from hub.core.tenancy import TenantId
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.grants.schemas import GrantRead
@@ -24,6 +25,7 @@ __all__ = [
     "get_principal",
     "list_principals",
     "principal_grants",
+    "principal_label",
     "update_principal",
     "whoami",
 ]
@@ -66,6 +68,17 @@ async def get_principal(
     if principal is None:
         raise NotFound("principal not found")
     return principal
+
+
+async def principal_label(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> str | None:
+    """The name of a principal of ``tenant_id``, or of the platform admin (who acts in every
+    tenant); ``None`` when there is neither (for pages that name who started something)."""
+    principal = await repository.get_principal(session, tenant_id, principal_id)
+    if principal is None:
+        principal = await repository.get_platform_principal(session, principal_id)
+    return principal.name if principal is not None else None
 
 
 async def list_principals(

@@ -12,6 +12,7 @@ from hub.core.tenancy import TenantId, scoped
 from hub.models import DeploymentEntry, Server
 
 __all__ = [
+    "get_by_credential",
     "get_by_handle",
     "get_by_id",
     "get_by_ids",
@@ -31,9 +32,23 @@ async def get_by_handle(
 
 
 async def get_by_id(
-    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID
+    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID, *, for_update: bool = False
 ) -> Server | None:
     query = scoped(Server, tenant_id).where(Server.id == server_id)
+    if for_update:
+        query = query.with_for_update()
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_by_credential(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
+) -> Server | None:
+    query = (
+        scoped(Server, tenant_id)
+        .where(Server.credential_id == credential_id, Server.deleted_at.is_(None))
+        .order_by(Server.created_at, Server.id)
+        .limit(1)
+    )
     return (await session.execute(query)).scalar_one_or_none()
 
 

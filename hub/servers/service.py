@@ -23,12 +23,15 @@ from hub.upstream import UpstreamContext, resolve_target
 HANDLE_RE = re.compile(HANDLE_PATTERN)
 
 __all__ = [
+    "bind_credential",
     "create_server",
     "delete_server",
     "get_server",
+    "get_server_by_id",
     "list_servers",
     "remember_era",
     "require_credential_use",
+    "server_using_credential",
     "servers_by_ids",
     "update_server",
 ]
@@ -137,6 +140,34 @@ async def delete_server(session: AsyncSession, access: TenantAccess, handle: str
         f"server:{server.handle}",
         {"server_id": str(server.id)},
     )
+
+
+async def server_using_credential(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
+) -> Server | None:
+    """A live server of the tenant whose credential is ``credential_id`` (the first registered)."""
+    return await repository.get_by_credential(session, tenant_id, credential_id)
+
+
+async def get_server_by_id(
+    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID
+) -> Server | None:
+    return await repository.get_by_id(session, tenant_id, server_id)
+
+
+async def bind_credential(
+    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID, credential_id: uuid.UUID
+) -> Server | None:
+    """Point a live server at ``credential_id`` (an OAuth connection made for it); ``None`` when
+    the server is gone. The URL does not change, so deployments keep referencing it."""
+    server = await repository.get_by_id(session, tenant_id, server_id, for_update=True)
+    if server is None or server.deleted_at is not None:
+        return None
+    if server.credential_id != credential_id:
+        server.credential_id = credential_id
+        server.updated_at = clock.now()
+        await session.flush()
+    return server
 
 
 async def remember_era(

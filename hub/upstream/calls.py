@@ -1,9 +1,14 @@
 """Running one MCP operation against a resolved :class:`~hub.upstream.target.Target`.
 
-The credential is decrypted only for the call that sends it (``decrypt_for_use``); no database
-transaction may be open while these run. Failures propagate as the fetcher's
-:class:`~hub.egress.EgressError` or the client's :class:`~hub.mcp.McpError`; each caller maps them
-to its own answer (discovery's 422, the gateway's ``upstream_failed``).
+The credential is decrypted only for the call that sends it, after
+:func:`~hub.upstream.tokens.with_fresh_credential` made sure an OAuth token is fresh (and after
+an upstream 401, refreshed once and retried); no database transaction may be open while these
+run. Failures propagate as the fetcher's :class:`~hub.egress.EgressError`, the client's
+:class:`~hub.mcp.McpError`, or :class:`~hub.upstream.tokens.TokenUnavailable` /
+:class:`~hub.upstream.tokens.InsufficientScope`; each caller maps them to its own answer
+(discovery's 422, the gateway's ``upstream_failed``).
+
+``db`` is what an OAuth refresh writes to; ``None`` sends the credential as stored (no refresh).
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from hub.core.db import Database
 from hub.core.tenancy import TenantId
-from hub.credentials.vault import decrypt_for_use
 from hub.mcp import CallResult, DiscoveryResult, Era
 from hub.mcp.wire import Json
 from hub.upstream.context import UpstreamContext
 from hub.upstream.target import Target
+from hub.upstream.tokens import with_fresh_credential
 
 __all__ = ["call_tool", "discover", "era_from_hint"]
 
@@ -29,7 +35,12 @@ def era_from_hint(era_hint: str | None) -> Era | None:
 
 
 async def discover(
-    ctx: UpstreamContext, tenant_id: TenantId, target: Target, era_hint: str | None
+    ctx: UpstreamContext,
+    tenant_id: TenantId,
+    target: Target,
+    era_hint: str | None,
+    *,
+    db: Database | None = None,
 ) -> DiscoveryResult:
     """Discover ``target`` under the discovery deadline (timed in the upstream metric)."""
     hint = era_from_hint(era_hint)
@@ -46,9 +57,7 @@ async def discover(
 
     started = time.perf_counter()
     try:
-        if target.credential is None:
-            return await run(None)
-        return await decrypt_for_use(ctx.keyring, target.credential, run)
+        return await with_fresh_credential(ctx, db, tenant_id, target, run)
     finally:
         ctx.metrics.upstream.labels(operation="discovery").observe(time.perf_counter() - started)
 
@@ -62,8 +71,12 @@ async def call_tool(
     *,
     tool: Mapping[str, Json] | None,
     era_hint: str | None,
+    db: Database | None = None,
 ) -> CallResult:
-    """One ``tools/call`` on ``target`` under the tool-call deadline."""
+    """One ``tools/call`` on ``target`` under the tool-call deadline.
+
+    With ``db``, an OAuth credential is refreshed when due and once after an upstream 401, and
+    the call retried once (a 401 means the server ran nothing)."""
     hint = era_from_hint(era_hint)
 
     async def run(bearer: str | None) -> CallResult:
@@ -81,8 +94,6 @@ async def call_tool(
 
     started = time.perf_counter()
     try:
-        if target.credential is None:
-            return await run(None)
-        return await decrypt_for_use(ctx.keyring, target.credential, run)
+        return await with_fresh_credential(ctx, db, tenant_id, target, run)
     finally:
         ctx.metrics.upstream.labels(operation="tool_call").observe(time.perf_counter() - started)

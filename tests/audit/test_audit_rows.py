@@ -10,11 +10,11 @@ import json
 from sqlalchemy import select, text
 
 from hub.models import AuditEvent
-from tests.peers.fixtures import handmade_peer
+from tests.peers.fixtures import handmade_peer, oauth_peers
 from tests.support.route_world import ROUTES, World, call, settings, world
 from tests.support.stories import audit_count
 
-__all__ = ["handmade_peer", "settings", "world"]
+__all__ = ["handmade_peer", "oauth_peers", "settings", "world"]
 
 
 async def test_every_mutation_writes_exactly_one_audit_row(world: World) -> None:

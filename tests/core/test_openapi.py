@@ -9,8 +9,15 @@ import pytest
 from hub.app import create_app
 from tests.conftest import make_settings
 
-#: Routes whose 2xx is not an envelope: Prometheus text, and the agents' MCP endpoint (JSON-RPC).
-UNTYPED = {("get", "/metrics"), ("post", "/tenants/{t}/deployments/{d}/mcp")}
+#: Routes whose 2xx is not an envelope: Prometheus text, the OAuth callback's HTML page, a bare
+#: document others read (an OAuth client ID metadata document), the agents' MCP endpoint
+#: (JSON-RPC).
+UNTYPED = {
+    ("get", "/metrics"),
+    ("get", "/oauth/callback"),
+    ("get", "/oauth/client-metadata.json"),
+    ("post", "/tenants/{t}/deployments/{d}/mcp"),
+}
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,12 @@
 - ``not_a_server_error`` (schemathesis' own): no 5xx, ever;
 - ``response_schema_conformance`` (schemathesis' own): every body matches the schema the
   document declares for its status — for 2xx the typed ``Envelope[…Read]`` of the route;
-- :func:`error_shape`: one ``x-request-id`` on every response; an error body (a JSON-RPC error
-  on the agents' MCP endpoint) is exactly
-  ``{"error": {"code", "message", "request_id", …}}`` (DESIGN §4, §13) whose ``request_id`` is
-  that header, whose extra fields are only ``reason``, ``details`` (items exactly ``{loc, msg}``:
-  never pydantic's ``input`` or ``ctx``) and, on a 403, ``resource`` and ``action``; and every
-  401 body is the same one;
+- :func:`error_shape`: one ``x-request-id`` on every response; an error body is exactly
+  ``{"error": {"code", "message", "request_id", …}}`` (DESIGN §4, §13; a JSON-RPC error on the
+  agents' MCP endpoint; unless the operation documents an HTML page for that status: the OAuth
+  callback answers a browser) whose ``request_id`` is that header, whose extra fields are only
+  ``reason``, ``details`` (items exactly ``{loc, msg}``: never pydantic's ``input`` or ``ctx``)
+  and, on a 403, ``resource`` and ``action``; and every 401 body is the same one;
 - :func:`known_status`: the status is documented for the operation or a standard error;
 - the check :func:`make_no_secret_echoed` builds: no canary and no seeded key in any header or
   body.
@@ -55,6 +55,8 @@ def error_shape(ctx: CheckContext, response: Response, case: Case[Any]) -> bool 
     if response.status_code < 400:
         return None
     content_type = (_header(response, "content-type") or [""])[0]
+    if content_type.startswith("text/html") and _documents_html(case, response.status_code):
+        return None
     assert content_type.startswith("application/json"), f"error content-type {content_type!r}"
     try:
         body = json.loads(response.content)
@@ -94,6 +96,11 @@ def _check_json_rpc_error(body: dict[str, Any]) -> None:
     assert type(error.get("code")) is int, f"JSON-RPC error code: {error!r}"
     assert isinstance(error.get("message"), str), f"JSON-RPC error message: {error!r}"
     assert set(error) <= {"code", "message", "data"}, f"JSON-RPC error fields {sorted(error)}"
+
+
+def _documents_html(case: Case[Any], status: int) -> bool:
+    documented = case.operation.definition.raw.get("responses", {}).get(str(status), {})
+    return "text/html" in (documented.get("content") or {})
 
 
 def _check_details(details: Any) -> None:

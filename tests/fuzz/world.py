@@ -40,6 +40,7 @@ from tests.fuzz.network import offline_fetcher
 from tests.support.databases import truncate_all
 from tests.support.factories import (
     Actor,
+    make_authorization,
     make_catalog,
     make_platform_admin,
     make_principal,
@@ -263,6 +264,7 @@ async def _seed(
     bundle = await client.get(f"/tenants/{t}/deployments/{d}/bundle", headers=admin.headers)
     a = await _seed_approval(db, tenant.id, uuid.UUID(d), uuid.UUID(p))
     page = await _api(client, admin, "GET", f"/tenants/{t}/principals?limit=1", expect=200)
+    authorization = await make_authorization(db, tenant.id, admin.principal_id, server_id)
     ids = {
         "t": t,
         "slug": tenant.slug,
@@ -276,6 +278,7 @@ async def _seed(
         "a": str(a),
         "etag": bundle.headers["etag"],
         "cursor": page["next_cursor"],
+        "o": str(authorization),
     }
     seeded_keys = [platform.key, admin.key, key["key"], platform_key["key"]]
     return platform, admin, ids, seeded_keys, revoked["key"]

@@ -147,11 +147,13 @@ def run_conformance_client(
     timeout_ms: int = 30_000,
     cwd: Path = REPO_ROOT,
     tools: NodeTools | None = None,
+    extra_args: list[str] | None = None,
 ) -> ConformanceResult:
     """Run one client scenario against ``command`` and parse its ``checks.json``.
 
     ``cwd`` is where the command runs (the repository root by default, so
-    ``python -m tests.peers.toy_client`` resolves). Blocking: call it from a sync test or via
+    ``python -m tests.peers.toy_client`` resolves). ``extra_args`` go to the runner (e.g.
+    ``--force``, ``--expected-failures F``). Blocking: call it from a sync test or via
     ``asyncio.to_thread``.
     """
     tools = tools or ensure_node_tools()
@@ -172,6 +174,7 @@ def run_conformance_client(
         str(timeout_ms),
         "-o",
         str(out_dir),
+        *(extra_args or []),
     ]
     done = subprocess.run(
         argv,

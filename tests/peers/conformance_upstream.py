@@ -34,8 +34,14 @@ Tools (no arguments unless said):
   made at start; a state that does not verify is ``-32602``. Missing responses are requested
   again (a new ``input_required``), never an error.
 
-Resources, prompts and completions are not served: the hub proxies only tools (DESIGN §10.4),
-so the scenarios about them fail at the hub whatever an upstream offers.
+``logging/setLevel`` is accepted (handshake eras). Resources, prompts and completions are not
+served: the hub proxies only tools (DESIGN §10.4), so the scenarios about them fail at the hub
+whatever an upstream offers.
+
+Sessions are on (stateful mode) so that the handshake eras can carry server-to-client requests;
+the 2026-07-28 wire is stateless whatever the mode. Pointed at this server directly, the suite
+passes every ``tools-*``, ``server-stateless`` and ``input-required-result-*`` tool scenario of
+both requirement sets.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel
@@ -66,7 +72,7 @@ __all__ = ["TOOLS", "build_server", "main"]
 
 # The handshake-era logging and sampling helpers are deprecated on 2026-07-28; this fixture uses
 # them on purpose, in the eras that have them.
-warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 MODERN = "2026-07-28"
 PNG_1X1 = (  # a 1x1 red pixel
@@ -503,6 +509,9 @@ def build_server() -> Server[Any]:
             return await _notifying(ctx, name)
         return await interactive.call(ctx, name, params)
 
+    async def set_level(ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        return types.EmptyResult()  # handshake eras only (tools-call-with-logging sets a level)
+
     handler: Callable[[Ctx, types.CallToolRequestParams], Awaitable[Any]] = call_tool
     return Server(
         "hub-conformance-upstream",
@@ -510,6 +519,7 @@ def build_server() -> Server[Any]:
         instructions="The tools the MCP conformance server scenarios call.",
         on_list_tools=list_tools,
         on_call_tool=handler,
+        on_set_logging_level=set_level,
         get_tool_input_schema=_SCHEMAS.get,
     )
 

@@ -14,6 +14,8 @@ Use them from any test package by importing them into its ``conftest.py``::
   ``tests.peers.handmade``, in the test's event loop.
 - ``everything_peer`` → ``EverythingPeer`` (``.url``): ``@modelcontextprotocol/server-everything``
   in ``streamableHttp`` mode (legacy eras only).
+- ``oauth_peers`` → ``start(auth={…}, guard={…}, **knobs) -> OAuthPeers``: the scriptable
+  authorization server of ``tests.peers.oauth_server`` and a handmade peer it protects;
 - ``node_tools`` (session) → ``NodeTools``: the project-local Node 22 and packages; skips when npm
   is missing, or fails when ``HUB_TEST_REQUIRE_NODE=1``.
 
@@ -37,6 +39,7 @@ from typing import Any
 import pytest
 
 from tests.peers.handmade import HandmadePeer
+from tests.peers.oauth_server import AuthServer, protect
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NODE_DIR = Path(__file__).resolve().parent / "node"
@@ -274,6 +277,41 @@ async def handmade_peer() -> AsyncIterator[HandmadePeerStarter]:
     finally:
         for peer in started:
             await peer.stop()
+
+
+# ---------------------------------------------------------------------------- OAuth peers
+@dataclass
+class OAuthPeers:
+    """An authorization server and a handmade MCP peer protected by its tokens."""
+
+    auth: AuthServer
+    peer: HandmadePeer
+
+
+OAuthPeersStarter = Callable[..., Awaitable[OAuthPeers]]
+
+
+@pytest.fixture
+async def oauth_peers() -> AsyncIterator[OAuthPeersStarter]:
+    """Factory: ``await oauth_peers(auth={AuthKnobs}, guard={protect() options}, **peer_knobs)``
+    (the peer is ``era="modern"`` unless a knob says otherwise)."""
+    started: list[OAuthPeers] = []
+
+    async def start(
+        *, auth: dict[str, Any] | None = None, guard: dict[str, Any] | None = None, **peer: Any
+    ) -> OAuthPeers:
+        server = await AuthServer(**(auth or {})).start()
+        started.append(OAuthPeers(server, HandmadePeer(**{"era": "modern", **peer})))
+        await started[-1].peer.start()
+        protect(started[-1].peer, server, **(guard or {}))
+        return started[-1]
+
+    try:
+        yield start
+    finally:
+        for made in started:
+            await made.peer.stop()
+            await made.auth.stop()
 
 
 # ---------------------------------------------------------------------------- Node peers

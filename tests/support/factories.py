@@ -149,3 +149,39 @@ async def make_catalog(
 
 def tool(name: str, **extra: object) -> dict[str, object]:
     return {"name": name, "inputSchema": {"type": "object"}, **extra}
+
+
+async def make_authorization(
+    db: Database, tenant_id: uuid.UUID, initiator_id: uuid.UUID, server_id: uuid.UUID | None = None
+) -> uuid.UUID:
+    """A pending OAuth authorization row (its state is unknown to anyone: it is never redeemed)."""
+    import hashlib
+    from datetime import timedelta
+
+    from hub.models import OAuthAuthorization
+
+    authorization_id = uuid.uuid4()
+    now = clock.now()
+    async with db.session() as session:
+        session.add(
+            OAuthAuthorization(
+                id=authorization_id,
+                tenant_id=tenant_id,
+                state_hash=hashlib.sha256(uuid.uuid4().bytes).hexdigest(),
+                status="pending",
+                expires_at=now + timedelta(minutes=10),
+                created_at=now,
+                initiator_id=initiator_id,
+                server_id=server_id,
+                step_up=False,
+                server_url="https://mcp.example.com/mcp",
+                resource="https://mcp.example.com/mcp",
+                issuer="https://as.example.com",
+                iss_required=False,
+                token_endpoint="https://as.example.com/token",
+                client_id="factory-client",
+                auth_method="none",
+                redirect_uri="http://hub.test/oauth/callback",
+            )
+        )
+    return authorization_id

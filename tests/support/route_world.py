@@ -3,8 +3,8 @@
 ``ROUTES`` classifies every route of the app (``tests/test_route_matrix.py`` fails when one is
 missing: add new routes here). ``world`` is tenant A and tenant B, each populated through the API,
 a platform admin and a live handmade MCP peer; ``settings`` lets the hub reach that loopback peer.
-Test modules that use ``world`` import ``settings``, ``world`` and ``handmade_peer`` into their
-namespace (and list them in ``__all__``).
+Test modules that use ``world`` import ``settings``, ``world``, ``handmade_peer`` and
+``oauth_peers`` into their namespace (and list them in ``__all__``).
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from hub.core.db import Database
 from hub.core.settings import Settings
 from hub.models import Base
 from tests.conftest import make_settings
-from tests.peers.fixtures import HandmadePeerStarter
+from tests.peers.fixtures import HandmadePeerStarter, OAuthPeersStarter
 from tests.support.factories import (
     Actor,
+    make_authorization,
     make_catalog,
     make_platform_admin,
     make_principal,
@@ -81,6 +82,7 @@ class World:
     a_ids: Ids
     b_ids: Ids
     peer_url: str = ""
+    oauth_peer_url: str = ""  # a handmade peer behind the world's authorization server
     a_words: set[str] = field(default_factory=set)
 
     async def throwaway(self, ids: Ids, what: str) -> Ids:
@@ -184,6 +186,18 @@ async def _peer_credential(w: World) -> Ids:
         headers=w.a_admin.headers,
     )
     return {**w.a_ids, "c": r.json()["data"]["id"], "peer_url": w.peer_url}
+
+
+async def _oauth_server(w: World) -> Ids:
+    """A server of A's behind the world's authorization server (an authorization really starts)."""
+    handle = f"oauth{uuid.uuid4().hex[:8]}"
+    r = await w.client.post(
+        f"/tenants/{w.a_ids['t']}/servers",
+        json={"handle": handle, "url": w.oauth_peer_url},
+        headers=w.a_admin.headers,
+    )
+    assert r.status_code == 201, r.text
+    return {**w.a_ids, "handle": handle}
 
 
 def _fresh_key(w: World) -> Awaitable[Ids]:
@@ -478,6 +492,20 @@ ROUTES: dict[str, Route] = {
     # GET and DELETE are 405 for everyone (stateless in both eras): nothing to authorise, nothing
     # revealed about the tenant or deployment named
     "gateway.mcp_stream": Route("public", "GET", "/tenants/{t}/deployments/{d}/mcp"),
+    # tenant: OAuth (the callback is authorised by its state alone)
+    "oauth.authorize": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/oauth/authorizations",
+        body=lambda i: {"server": i["handle"]},
+        body_refs=("server",),
+        mutating=True,
+        prepare=_oauth_server,
+        success=201,
+    ),
+    "oauth.authorization.get": Route("tenant", "GET", "/tenants/{t}/oauth/authorizations/{o}"),
+    "oauth.callback": Route("public", "GET", "/oauth/callback"),
+    "oauth.client_metadata": Route("public", "GET", "/oauth/client-metadata.json"),
 }
 
 _PARAM = re.compile(r"{(\w+)}")
@@ -573,6 +601,7 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
         headers=headers,
     )
     server_id = await make_server(w.db, uuid.UUID(t), handle, f"https://{label}.example.com/mcp")
+    server_id_of = str(server_id)
     await make_catalog(w.db, uuid.UUID(t), server_id, [tool(f"{label}-tool")])
     deployment = await w.client.post(
         f"/tenants/{t}/deployments",
@@ -593,6 +622,9 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
     ids["key_prefix"] = key.json()["data"]["prefix"]
     ids["agent_key"] = key.json()["data"]["key"]
     ids["a"] = await ask_for_approval(w, ids, "populate")
+    ids["o"] = str(
+        await make_authorization(w.db, uuid.UUID(t), admin.principal_id, uuid.UUID(server_id_of))
+    )
     return ids
 
 
@@ -621,10 +653,14 @@ def settings(db_url: str) -> Settings:
 
 @pytest.fixture
 async def world(
-    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+    oauth_peers: OAuthPeersStarter,
 ) -> World:
     made = await make_world(client, database)
     made.peer_url = (await handmade_peer(era="modern")).url
+    made.oauth_peer_url = (await oauth_peers()).peer.url
     return made
 
 

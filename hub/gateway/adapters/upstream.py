@@ -2,10 +2,12 @@
 
 The target is resolved as discovery resolves it (:func:`hub.upstream.resolve_target`: the pin is
 the origin of the credential's ``api_base_url``, or the URL's own with none or the keyless
-sentinel) in a short read session, closed before any outbound request. The secret exists only
-inside :func:`hub.credentials.vault.decrypt_for_use`, and the engine's shaping (redaction first)
-runs there too, so what leaves this port never holds it. Failures become
-:class:`~hub.gateway.engine.ports.UpstreamFailure` with the egress or MCP reason, never text.
+sentinel) in a short read session, closed before any outbound request. The call goes through
+:func:`hub.upstream.tokens.with_fresh_credential` (an OAuth token due is refreshed first; an
+upstream 401 gets one refresh and one retry). The secret exists only inside that call, and the
+engine's shaping (redaction first) runs there too, so what leaves this port never holds it.
+Failures become :class:`~hub.gateway.engine.ports.UpstreamFailure` with the egress or MCP
+reason, never text.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from hub.core.db import Database
 from hub.core.errors import HubError
 from hub.core.tenancy import TenantId
 from hub.credentials.exceptions import CredentialUnusable
-from hub.credentials.vault import decrypt_for_use
 from hub.egress import EgressError
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
@@ -26,6 +27,7 @@ from hub.gateway.engine.redaction import Redactor
 from hub.mcp import McpError
 from hub.upstream import Target, UpstreamContext, resolve_target
 from hub.upstream.calls import era_from_hint
+from hub.upstream.tokens import InsufficientScope, TokenUnavailable, with_fresh_credential
 
 __all__ = ["HubUpstream"]
 
@@ -74,19 +76,19 @@ class HubUpstream:
                     scope=str(self._tenant),
                 )
             except McpError as exc:
-                message = (
-                    Redactor(secrets).text(exc.upstream_message) if exc.upstream_message else None
-                )
+                if exc.reason != "tool_error":
+                    raise  # no upstream text inside; a 401 gets its one refresh and retry
+                text = exc.upstream_message
+                message = Redactor(secrets).text(text) if text else None
                 raise _failure(exc.reason, started, exc.code, message) from None
-            except EgressError as exc:
-                raise _failure(exc.reason, started) from None
             return shape(done.result, secrets)
 
         try:
-            if target.credential is None:
-                result = await run(None)
-            else:
-                result = await decrypt_for_use(self._ctx.keyring, target.credential, run)
+            result = await with_fresh_credential(self._ctx, self._db, self._tenant, target, run)
+        except (McpError, EgressError) as exc:
+            raise _failure(exc.reason, started) from None
+        except (TokenUnavailable, InsufficientScope) as exc:
+            raise _failure(exc.reason, started) from None
         except CredentialUnusable:
             raise UpstreamFailure("credential_unavailable") from None
         finally:

@@ -55,6 +55,7 @@ UPSTREAM_MESSAGES: Final[Mapping[str, str]] = {
     "invalid_result": "the tool's server answered with a result of the wrong shape",
     "invalid_secret": "the tool's credential is not a valid header value",
     "credential_unavailable": "the tool's credential cannot be used",
+    "token_refresh_failed": "the tool's OAuth token could not be refreshed just now",
     "input_required_unsupported": "the tool asked for input the hub cannot provide",
     "insufficient_scope": "the tool's server needs a credential with more scopes",
 }

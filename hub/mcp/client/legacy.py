@@ -127,7 +127,7 @@ class LegacySession:
         self.established = True
         status = await self.channel.send(notification("notifications/initialized"), self._headers())
         if status in (401, 403):
-            raise McpError("unauthorized")
+            raise McpError("unauthorized", status=status)
         if not 200 <= status < 300:
             raise McpError("handshake_failed")
         return ServerFacts(

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from hub.egress import InvalidJson, ServerSentEvent, StreamedResponse
 from hub.egress.responses import parse_json
+from hub.mcp.challenge import parse_bearer_challenge
 from hub.mcp.errors import McpError
 from hub.mcp.wire import JSON, Json
 
@@ -164,7 +165,8 @@ async def read_reply(
     """
     status = response.status_code
     if status in (401, 403):
-        raise McpError("unauthorized")
+        challenge = parse_bearer_challenge(response.headers)
+        raise McpError("unauthorized", status=status, challenge=challenge)
     session_id = response.headers.get("mcp-session-id")
     media = response.content_type
     ok = 200 <= status < 300

@@ -1,0 +1,282 @@
+"""Completing an authorization: ``GET /oauth/callback?code&state&iss`` (DESIGN §9, §15).
+
+The callback has no API key: the ``state`` is the capability. In order, each refusal happening
+**before any token request** (SECURITY checklist 37):
+
+1. ``state`` is looked up by its SHA-256; unknown (forged) → ``state_invalid``. The row names
+   its tenant, which the rest of the callback acts in.
+2. The row is claimed ``pending`` → ``redeeming`` by one conditional update: a replayed, expired
+   or concurrently redeemed state loses → ``state_invalid``. From here the flow is spent,
+   whatever happens next.
+3. RFC 9207 ``iss`` (:func:`~hub.oauth.authorization_request.check_response_issuer`), then the
+   authorization server's ``error`` (only its presence counts: ``authorization_denied``), then
+   the ``code``.
+4. The code is redeemed (RFC 6749 §4.1.3 with the PKCE verifier and RFC 8707 ``resource``,
+   authenticated as registered) with no transaction open.
+5. In one short transaction: the tokens are stored as an ``oauth_token`` credential — the access
+   token as its secret, the refresh token and client secret in their own encrypted fields, the
+   OAuth columns, ``api_base_url`` the server's origin — either the credential being
+   re-authorised, **in place** (same id, version + 1, so deployments keep working), or a new
+   one, bound to the server when one was named; the flow is marked completed; one audit row.
+
+A failure after the claim marks the flow ``failed`` with its reason (the CLI polls it) and is
+audited. The outcome names the tenant, the server and the initiator for the fixed-text page
+(:mod:`hub.oauth.page`); it never carries a token or anything the authorization server wrote.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from hub.audit.service import record
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.errors import OAuthFailed
+from hub.core.logging import current_request_id
+from hub.core.tenancy import TenantId, system_scope
+from hub.credentials.service import sealed_columns
+from hub.egress import EgressError, origin_of
+from hub.models import Credential, OAuthAuthorization
+from hub.oauth import repository
+from hub.oauth.authorization_request import check_response_issuer
+from hub.oauth.context import OAuthContext
+from hub.oauth.exceptions import CALLBACK_REFUSALS, failure, from_egress
+from hub.oauth.pkce import state_digest
+from hub.oauth.sealed import STATE_AAD, open_field
+from hub.oauth.token_requests import Client, TokenError, TokenResponse, code_grant, request_token
+from hub.principals import service as principals_service
+from hub.servers import service as servers_service
+from hub.tenants import service as tenants_service
+
+__all__ = ["CallbackOutcome", "complete_callback"]
+
+MAX_PARAM = 4096
+
+
+@dataclass(frozen=True)
+class CallbackOutcome:
+    status_code: int
+    reason: str | None = None
+    tenant: str | None = None
+    server: str | None = None
+    initiator: str | None = None
+
+
+@dataclass(frozen=True)
+class _Labels:
+    tenant: str | None
+    server: str | None
+    initiator: str | None
+
+
+def _refused(reason: str, labels: _Labels | None = None) -> CallbackOutcome:
+    status = 400 if reason in CALLBACK_REFUSALS else 422
+    if labels is None:
+        return CallbackOutcome(status, reason)
+    return CallbackOutcome(status, reason, labels.tenant, labels.server, labels.initiator)
+
+
+async def _claim(db: Database, state: str) -> tuple[TenantId, OAuthAuthorization] | None:
+    async with db.session(write=True) as session:
+        row = await repository.find_by_state_all_tenants(session, state_digest(state))
+        if row is None:
+            return None
+        # the state is the capability, and its row names the tenant the callback acts in
+        tenant_id = system_scope(row.tenant_id, reason="oauth callback: the state row's tenant")
+        if not await repository.claim_authorization(session, tenant_id, row.id, clock.now()):
+            return None
+    return tenant_id, row
+
+
+async def _labels(db: Database, tenant_id: TenantId, row: OAuthAuthorization) -> _Labels:
+    async with db.session(write=False) as read:
+        tenant = await tenants_service.get_tenant(read, tenant_id.value)
+        server = None
+        if row.server_id is not None:
+            found = await servers_service.get_server_by_id(read, tenant_id, row.server_id)
+            server = found.handle if found is not None else None
+        initiator = await principals_service.principal_label(read, tenant_id, row.initiator_id)
+    return _Labels(tenant.name, server or origin_of(row.server_url), initiator)
+
+
+async def _redeem(
+    ctx: OAuthContext, tenant_id: TenantId, row: OAuthAuthorization, code: str
+) -> tuple[TokenResponse, str | None]:
+    verifier = open_field(ctx.keyring, STATE_AAD, row, "verifier")
+    secret = open_field(ctx.keyring, STATE_AAD, row, "client_secret")
+    if verifier is None:
+        raise failure("state_invalid")
+    client = Client(row.client_id, row.auth_method, secret)  # type: ignore[arg-type]
+    params = code_grant(
+        code, redirect_uri=row.redirect_uri, verifier=verifier, resource=row.resource
+    )
+    try:
+        tokens = await request_token(
+            ctx.fetcher,
+            row.token_endpoint,
+            "authorization_code",
+            params,
+            client,
+            deadline_s=ctx.config.deadline_s,
+            scope=str(tenant_id),
+        )
+    except TokenError:
+        raise failure("token_request_failed") from None
+    except EgressError as exc:
+        raise from_egress(exc) from None
+    return tokens, secret
+
+
+def _token_values(
+    ctx: OAuthContext,
+    row: OAuthAuthorization,
+    credential_id: uuid.UUID,
+    tokens: TokenResponse,
+    client_secret: str | None,
+) -> dict[str, Any]:
+    now = clock.now()
+
+    def sealed(field: str, value: str | None) -> dict[str, Any]:
+        if value is None:
+            return {f"{field}_key_id": None, f"{field}_nonce": None, f"{field}_ciphertext": None}
+        return sealed_columns(ctx.keyring, row.tenant_id, credential_id, field, value)
+
+    return {
+        **sealed("secret", tokens.access_token),
+        **sealed("refresh_token", tokens.refresh_token),
+        **sealed("client_secret", client_secret),
+        "status": "active",
+        "api_base_url": origin_of(row.server_url),
+        "expires_at": (
+            now + timedelta(seconds=tokens.expires_in) if tokens.expires_in is not None else None
+        ),
+        "oauth_issuer": row.issuer,
+        "oauth_token_endpoint": row.token_endpoint,
+        "oauth_client_id": row.client_id,
+        "oauth_auth_method": row.auth_method,
+        "oauth_resource": row.resource,
+        "oauth_scopes": row.scopes,
+        "oauth_server_url": row.server_url,
+        "refresh_lease_until": None,
+        "refresh_lease_holder": None,
+        "updated_at": now,
+    }
+
+
+async def _store(
+    db: Database,
+    ctx: OAuthContext,
+    tenant_id: TenantId,
+    row: OAuthAuthorization,
+    tokens: TokenResponse,
+    client_secret: str | None,
+) -> uuid.UUID:
+    async with db.session(write=True) as session:
+        created = row.credential_id is None
+        if row.credential_id is not None:
+            current = await repository.get_credential(session, tenant_id, row.credential_id)
+            if current is None or current.status == "revoked":
+                raise failure("state_invalid")
+            credential_id = current.id
+            values = _token_values(ctx, row, credential_id, tokens, client_secret)
+            if not await repository.update_credential_versioned(
+                session, tenant_id, credential_id, current.version, values
+            ):
+                raise failure("state_invalid")
+        else:
+            credential_id = uuid.uuid4()  # known before sealing: the AAD binds it
+            values = _token_values(ctx, row, credential_id, tokens, client_secret)
+            session.add(
+                Credential(
+                    id=credential_id,
+                    tenant_id=row.tenant_id,
+                    name=row.credential_name or "oauth",
+                    type="oauth_token",
+                    meta={"mcp": {"auth": "oauth"}},
+                    version=1,
+                    created_at=values["updated_at"],
+                    **values,
+                )
+            )
+            await session.flush()
+        if row.server_id is not None:
+            await servers_service.bind_credential(session, tenant_id, row.server_id, credential_id)
+        await repository.finish_authorization(
+            session,
+            tenant_id,
+            row.id,
+            status="completed",
+            now=clock.now(),
+            credential_id=credential_id,
+        )
+        await record(
+            session,
+            tenant_id=tenant_id,
+            actor_id=row.initiator_id,
+            action="oauth.callback",
+            resource=f"credential:{credential_id}",
+            request_id=current_request_id(),
+            details={
+                "authorization_id": str(row.id),
+                "created": created,
+                "issuer": row.issuer,
+                "scopes": (row.scopes or "").split(),
+                "has_refresh_token": tokens.refresh_token is not None,
+            },
+        )
+    return credential_id
+
+
+async def _fail(db: Database, tenant_id: TenantId, row: OAuthAuthorization, reason: str) -> None:
+    async with db.session(write=True) as session:
+        await repository.finish_authorization(
+            session, tenant_id, row.id, status="failed", now=clock.now(), reason=reason
+        )
+        await record(
+            session,
+            tenant_id=tenant_id,
+            actor_id=row.initiator_id,
+            action="oauth.callback",
+            resource=f"oauth_authorization:{row.id}",
+            request_id=current_request_id(),
+            outcome="failed",
+            details={"authorization_id": str(row.id), "reason": reason},
+        )
+
+
+def _param(value: str | None) -> str | None:
+    return value if value is not None and 0 < len(value) <= MAX_PARAM else None
+
+
+async def complete_callback(
+    db: Database,
+    ctx: OAuthContext,
+    *,
+    state: str | None,
+    code: str | None,
+    iss: str | None,
+    error: str | None,
+) -> CallbackOutcome:
+    """Validate the redirect, redeem the code, store the tokens (see the module docstring)."""
+    state = _param(state)
+    claimed = await _claim(db, state) if state is not None else None
+    if claimed is None:
+        return _refused("state_invalid")
+    tenant_id, row = claimed
+    labels = await _labels(db, tenant_id, row)
+    try:
+        check_response_issuer(row.issuer, iss, required=row.iss_required)
+        if error is not None:
+            raise failure("authorization_denied")
+        code = _param(code)
+        if code is None:
+            raise failure("code_missing")
+        tokens, client_secret = await _redeem(ctx, tenant_id, row, code)
+        await _store(db, ctx, tenant_id, row, tokens, client_secret)
+    except OAuthFailed as exc:
+        await _fail(db, tenant_id, row, exc.reason)
+        return _refused(exc.reason, labels)
+    return CallbackOutcome(200, None, labels.tenant, labels.server, labels.initiator)

@@ -1,0 +1,288 @@
+"""Every query of the OAuth domain.
+
+Tenant-owned queries start from ``scoped(…, TenantId)``. Two are cross-tenant on purpose and say
+so in their names: the callback's lookup by state digest (the state is the capability; the row
+then names its tenant) and the refresher's scan for credentials due soon (a system job).
+
+The refresh lease (DESIGN §15): :func:`lock_credential` takes the row with
+``FOR UPDATE SKIP LOCKED`` on PostgreSQL (``None`` when another transaction holds it), the
+caller sets ``refresh_lease_until``/``refresh_lease_holder`` in the same short transaction, and
+:func:`write_by_holder` later writes the result only while the lease is still its own.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, union_all, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.core.tenancy import TenantId, scoped
+from hub.models import Credential, OAuthAuthorization, OAuthClient
+
+__all__ = [
+    "claim_authorization",
+    "count_reauthorizations",
+    "count_sealed_by_key_id_all_tenants",
+    "find_by_state_all_tenants",
+    "finish_authorization",
+    "get_authorization",
+    "get_client",
+    "get_credential",
+    "lock_credential",
+    "lock_due_all_tenants",
+    "lock_to_rewrap_all_tenants",
+    "update_credential",
+    "update_credential_versioned",
+    "update_sealed",
+    "write_by_holder",
+]
+
+
+# ---------------------------------------------------------------------------- clients
+async def get_client(session: AsyncSession, tenant_id: TenantId, issuer: str) -> OAuthClient | None:
+    query = scoped(OAuthClient, tenant_id).where(OAuthClient.issuer == issuer)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+# ---------------------------------------------------------------------------- authorizations
+async def get_authorization(
+    session: AsyncSession, tenant_id: TenantId, authorization_id: uuid.UUID
+) -> OAuthAuthorization | None:
+    query = scoped(OAuthAuthorization, tenant_id).where(OAuthAuthorization.id == authorization_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def find_by_state_all_tenants(
+    session: AsyncSession, digest: str
+) -> OAuthAuthorization | None:
+    """The flow a callback's state belongs to, whatever its tenant (the state is the key)."""
+    query = select(OAuthAuthorization).where(OAuthAuthorization.state_hash == digest)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def claim_authorization(
+    session: AsyncSession, tenant_id: TenantId, authorization_id: uuid.UUID, now: datetime
+) -> bool:
+    """``pending`` → ``redeeming`` if still pending and unexpired: exactly one callback wins."""
+    result = await session.execute(
+        update(OAuthAuthorization)
+        .where(
+            OAuthAuthorization.tenant_id == tenant_id.value,
+            OAuthAuthorization.id == authorization_id,
+            OAuthAuthorization.status == "pending",
+            OAuthAuthorization.expires_at > now,
+        )
+        .values(status="redeeming")
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def finish_authorization(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    authorization_id: uuid.UUID,
+    *,
+    status: str,
+    now: datetime,
+    reason: str | None = None,
+    credential_id: uuid.UUID | None = None,
+) -> None:
+    values: dict[str, Any] = {"status": status, "reason": reason, "completed_at": now}
+    if credential_id is not None:
+        values["credential_id"] = credential_id
+    # the encrypted verifier and client secret are of no use any more
+    for field in ("verifier", "client_secret"):
+        values.update(
+            {f"{field}_key_id": None, f"{field}_nonce": None, f"{field}_ciphertext": None}
+        )
+    await session.execute(
+        update(OAuthAuthorization)
+        .where(
+            OAuthAuthorization.tenant_id == tenant_id.value,
+            OAuthAuthorization.id == authorization_id,
+        )
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def count_reauthorizations(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID, since: datetime
+) -> int:
+    """Step-up authorisations of one credential started since ``since``."""
+    query = (
+        select(func.count())
+        .select_from(OAuthAuthorization)
+        .where(
+            OAuthAuthorization.tenant_id == tenant_id.value,
+            OAuthAuthorization.credential_id == credential_id,
+            OAuthAuthorization.step_up.is_(True),
+            OAuthAuthorization.created_at >= since,
+        )
+    )
+    return int((await session.execute(query)).scalar_one())
+
+
+# ---------------------------------------------------------------------------- credentials
+async def get_credential(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
+) -> Credential | None:
+    query = scoped(Credential, tenant_id).where(Credential.id == credential_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def lock_credential(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
+) -> Credential | None:
+    """The row, locked for this transaction; ``None`` when another transaction holds it (on
+    PostgreSQL; SQLite serialises writers with ``BEGIN IMMEDIATE`` and ignores the clause)."""
+    query = (
+        scoped(Credential, tenant_id)
+        .where(Credential.id == credential_id)
+        .with_for_update(skip_locked=True)
+        .execution_options(populate_existing=True)
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def update_credential(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID, values: dict[str, Any]
+) -> None:
+    """A hub-side write that is not a client's change (no version bump: refreshes, leases)."""
+    await session.execute(
+        update(Credential)
+        .where(Credential.tenant_id == tenant_id.value, Credential.id == credential_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def write_by_holder(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    credential_id: uuid.UUID,
+    holder: str,
+    values: dict[str, Any],
+) -> bool:
+    """Write ``values`` (and end the lease) only while ``holder`` still holds it: a lease that
+    expired and was taken over, or a re-authorisation meanwhile, makes this a no-op."""
+    result = await session.execute(
+        update(Credential)
+        .where(
+            Credential.tenant_id == tenant_id.value,
+            Credential.id == credential_id,
+            Credential.refresh_lease_holder == holder,
+        )
+        .values(**values, refresh_lease_until=None, refresh_lease_holder=None)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def update_credential_versioned(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    credential_id: uuid.UUID,
+    expected_version: int,
+    values: dict[str, Any],
+) -> bool:
+    """A re-authorisation in place: compare-and-swap on ``version``, which it bumps."""
+    result = await session.execute(
+        update(Credential)
+        .where(
+            Credential.tenant_id == tenant_id.value,
+            Credential.id == credential_id,
+            Credential.version == expected_version,
+        )
+        .values(**values, version=Credential.version + 1)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def lock_due_all_tenants(
+    session: AsyncSession, due_before: datetime, now: datetime, limit: int
+) -> Sequence[Credential]:
+    """OAuth credentials of every tenant whose token expires before ``due_before``, that hold a
+    refresh token and no live lease; locked, rows others hold skipped (the worker's claim)."""
+    query = (
+        select(Credential)
+        .where(
+            Credential.type == "oauth_token",
+            Credential.status == "active",
+            Credential.oauth_token_endpoint.is_not(None),
+            Credential.refresh_token_ciphertext.is_not(None),
+            Credential.expires_at.is_not(None),
+            Credential.expires_at < due_before,
+            or_(
+                Credential.refresh_lease_until.is_(None),
+                and_(
+                    Credential.refresh_lease_until.is_not(None),
+                    Credential.refresh_lease_until < now,
+                ),
+            ),
+        )
+        .order_by(Credential.expires_at, Credential.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    return (await session.execute(query)).scalars().all()
+
+
+# ---------------------------------------------------------------------------- key rotation
+Sealed = tuple[tuple[type[Any], bytes, tuple[str, ...]], ...]
+
+
+async def count_sealed_by_key_id_all_tenants(
+    session: AsyncSession, tables: Sealed
+) -> dict[str, int]:
+    """How many sealed OAuth fields each key id protects, over every tenant."""
+    parts = []
+    for model, _prefix, fields in tables:
+        for field in fields:
+            column = getattr(model, f"{field}_key_id")
+            parts.append(select(column.label("key_id")).where(column.is_not(None)))
+    used = union_all(*parts).subquery()
+    query = select(used.c.key_id, func.count()).group_by(used.c.key_id)
+    return {str(k): int(n) for k, n in (await session.execute(query)).all()}
+
+
+async def lock_to_rewrap_all_tenants(
+    session: AsyncSession,
+    model: type[Any],
+    fields: tuple[str, ...],
+    active_key_id: str,
+    batch_size: int,
+    skip: set[Any],
+) -> Sequence[Any]:
+    """Rows of ``model`` with a sealed field under another key; locked, held rows skipped."""
+    stale = or_(
+        *(
+            and_(
+                getattr(model, f"{f}_key_id").is_not(None),
+                getattr(model, f"{f}_key_id") != active_key_id,
+            )
+            for f in fields
+        )
+    )
+    query = select(model).where(stale)
+    if skip:
+        query = query.where(model.id.not_in(list(skip)))
+    query = query.order_by(model.id).limit(batch_size).with_for_update(skip_locked=True)
+    return (await session.execute(query)).scalars().all()
+
+
+async def update_sealed(
+    session: AsyncSession, model: type[Any], row_id: Any, values: dict[str, Any]
+) -> None:
+    await session.execute(
+        update(model)
+        .where(model.id == row_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )

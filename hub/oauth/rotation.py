@@ -1,0 +1,91 @@
+"""Key rotation and readiness for the OAuth tables' encrypted fields (DESIGN §9).
+
+``oauth_clients.client_secret`` and a flow's ``verifier`` and ``client_secret`` are sealed under
+the keyring like credential fields (:mod:`hub.oauth.sealed`), so ``hub crypto rotate`` rewraps
+them too (same AAD, fresh nonce, ``FOR UPDATE SKIP LOCKED`` batches, idempotent) and ``/readyz``
+fails while a stored row names a key id missing from the ring. A finished flow has already
+wiped its sealed fields; a pending one is rewrapped like the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from hub.core.crypto import CredentialUnavailable, Keyring, Sealed, row_aad
+from hub.core.db import Database
+from hub.models import OAuthAuthorization, OAuthClient
+from hub.oauth import repository
+from hub.oauth.sealed import CLIENT_AAD, STATE_AAD
+
+__all__ = ["keyring_covers_oauth_rows", "oauth_fields_by_key_id", "rotate_oauth_fields"]
+
+TABLES: tuple[tuple[type[Any], bytes, tuple[str, ...]], ...] = (
+    (OAuthClient, CLIENT_AAD, ("client_secret",)),
+    (OAuthAuthorization, STATE_AAD, ("verifier", "client_secret")),
+)
+
+
+async def oauth_fields_by_key_id(db: Database) -> dict[str, int]:
+    async with db.session(write=False) as session:
+        return await repository.count_sealed_by_key_id_all_tenants(session, TABLES)
+
+
+def keyring_covers_oauth_rows(keyring: Keyring) -> Callable[[Database], Awaitable[str | None]]:
+    async def check(db: Database) -> str | None:
+        missing = sorted(k for k in await oauth_fields_by_key_id(db) if not keyring.has(k))
+        if missing:
+            return "stored OAuth secrets name key ids missing from the keyring: " + ", ".join(
+                missing
+            )
+        return None
+
+    return check
+
+
+def _rewrapped(
+    keyring: Keyring, row: Any, prefix: bytes, fields: tuple[str, ...]
+) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field in fields:
+        key_id = getattr(row, f"{field}_key_id")
+        if key_id is None or key_id == keyring.active_key_id:
+            continue
+        sealed = Sealed(
+            key_id=key_id,
+            nonce=bytes(getattr(row, f"{field}_nonce")),
+            ciphertext=bytes(getattr(row, f"{field}_ciphertext")),
+        )
+        fresh = keyring.rewrap(sealed, row_aad(prefix, row.tenant_id, row.id, field))
+        values.update(
+            {
+                f"{field}_key_id": fresh.key_id,
+                f"{field}_nonce": fresh.nonce,
+                f"{field}_ciphertext": fresh.ciphertext,
+            }
+        )
+    return values
+
+
+async def rotate_oauth_fields(db: Database, keyring: Keyring, *, batch_size: int = 200) -> int:
+    """Rewrap every OAuth field not under the active key; the rows rewrapped (rows that do not
+    decrypt are skipped: ``/readyz`` names their key)."""
+    done = 0
+    for model, prefix, fields in TABLES:
+        skip: set[Any] = set()
+        while True:
+            async with db.session(write=True) as session:
+                rows = await repository.lock_to_rewrap_all_tenants(
+                    session, model, fields, keyring.active_key_id, batch_size, skip
+                )
+                for row in rows:
+                    try:
+                        values = _rewrapped(keyring, row, prefix, fields)
+                    except CredentialUnavailable:
+                        skip.add(row.id)
+                        continue
+                    await repository.update_sealed(session, model, row.id, values)
+                    done += 1
+            if not rows:
+                break
+    return done

@@ -1,0 +1,83 @@
+"""The refresher ahead of expiry: a leader-free loop every replica runs (DESIGN §11, §15).
+
+Each pass claims, in one short transaction, up to :data:`BATCH` OAuth credentials of any tenant
+whose token expires within ``HUB_OAUTH_REFRESH_AHEAD_S`` (and has lived at least half its
+lifetime, so a token shorter-lived than the window is not refreshed on every pass) and that hold a
+refresh token and no live lease — ``FOR UPDATE SKIP LOCKED``, so replicas running the same pass at
+the same moment split the rows instead of sharing them — and sets the same refresh lease an on-use
+refresh takes (:mod:`hub.oauth.refresh`). Then, with no transaction open, it refreshes each
+claimed credential. A use that arrives meanwhile sees the live lease and waits for the result, so
+a credential is never refreshed twice however many replicas and callers race for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from datetime import datetime, timedelta
+
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.tenancy import TenantId, system_scope
+from hub.core.workers import Loop
+from hub.models import Credential
+from hub.oauth import repository
+from hub.oauth.refresh import TokenRefresher
+from hub.upstream import TokenUnavailable
+
+__all__ = ["BATCH", "refresh_loop", "refresh_pass"]
+
+log = logging.getLogger("hub.oauth.worker")
+
+BATCH = 50
+
+
+async def _claim_due(
+    db: Database, refresher: TokenRefresher
+) -> list[tuple[TenantId, Credential, str]]:
+    now = clock.now()
+    due_before = now + timedelta(seconds=refresher.config.refresh_ahead_s)
+    claims: list[tuple[TenantId, Credential, str]] = []
+    async with db.session(write=True) as session:
+        for row in await repository.lock_due_all_tenants(session, due_before, now, BATCH):
+            if not _half_lived(row, now):
+                continue
+            # a system job acting for the tenant that owns the row it just claimed
+            tenant_id = system_scope(row.tenant_id, reason="oauth refresher: the row's own tenant")
+            holder = uuid.uuid4().hex
+            until = now + timedelta(seconds=refresher.lease_s)
+            await repository.update_credential(
+                session,
+                tenant_id,
+                row.id,
+                {"refresh_lease_until": until, "refresh_lease_holder": holder},
+            )
+            claims.append((tenant_id, row, holder))
+    return claims
+
+
+def _half_lived(row: Credential, now: datetime) -> bool:
+    if row.expires_at is None:
+        return False
+    lifetime = row.expires_at - row.updated_at
+    return now - row.updated_at >= lifetime / 2
+
+
+async def refresh_pass(db: Database, refresher: TokenRefresher) -> int:
+    """One pass: claim the due credentials, refresh each; how many were claimed."""
+    claims = await _claim_due(db, refresher)
+    for tenant_id, row, holder in claims:
+        # a failure is audited (and a dead grant marked ``error``) by the refresher
+        with contextlib.suppress(TokenUnavailable):
+            await refresher.run_claimed(db, tenant_id, row, holder)
+    return len(claims)
+
+
+def refresh_loop(refresher: TokenRefresher) -> Loop:
+    async def run_once(db: Database) -> None:
+        claimed = await refresh_pass(db, refresher)
+        if claimed:
+            log.info("oauth refresher: %d credential(s) refreshed ahead of expiry", claimed)
+
+    return Loop("oauth-refresh", run_once, refresher.config.refresh_interval_s)
