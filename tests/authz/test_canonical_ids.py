@@ -16,12 +16,12 @@ import httpx2
 import pytest
 
 from hub.core.db import Database
-from tests.peers.fixtures import handmade_peer
+from tests.peers.fixtures import handmade_peer, oauth_peers
 from tests.support.factories import make_principal
 from tests.support.route_world import ROUTES, World, call, settings, snapshot, world
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
-__all__ = ["handmade_peer", "settings", "world"]
+__all__ = ["handmade_peer", "oauth_peers", "settings", "world"]
 
 UUID_PARAMS = ("t", "p", "k", "g", "c", "d")
 

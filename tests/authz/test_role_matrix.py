@@ -8,11 +8,11 @@ import uuid
 from sqlalchemy import select
 
 from hub.models import ApiKey, Grant
-from tests.peers.fixtures import handmade_peer
+from tests.peers.fixtures import handmade_peer, oauth_peers
 from tests.support.factories import make_principal, scope_of
 from tests.support.route_world import ROUTES, World, call, settings, snapshot, world
 
-__all__ = ["handmade_peer", "settings", "world"]
+__all__ = ["handmade_peer", "oauth_peers", "settings", "world"]
 
 #: Routes whose object is (or belongs to) the principal named by ``p`` or ``principal_id``.
 PRINCIPAL_ROUTES = {

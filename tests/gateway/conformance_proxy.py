@@ -147,9 +147,7 @@ class _QuietServer(uvicorn.Server):
 @contextlib.asynccontextmanager
 async def serve_proxy(proxy: KeyAddingProxy, sock: socket.socket) -> AsyncIterator[str]:
     """Serve ``proxy`` on ``sock`` for the ``with`` block; yields its ``/mcp`` URL."""
-    config = uvicorn.Config(
-        proxy, log_level="warning", access_log=False, ws="none", lifespan="on"
-    )
+    config = uvicorn.Config(proxy, log_level="warning", access_log=False, ws="none", lifespan="on")
     server = _QuietServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:

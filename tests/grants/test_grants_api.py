@@ -93,14 +93,24 @@ async def test_check_inside_the_pattern_is_allowed_by_the_grant(
     client: httpx2.AsyncClient, granted: Story
 ) -> None:
     check = await _check(client, granted.team, granted.agent, "tool:lin.search")
-    assert check.json()["data"] == {"effect": "allow", "grant_id": granted.grant_id}
+    assert check.json()["data"] == {
+        "effect": "allow",
+        "grant_id": granted.grant_id,
+        "grant_effect": None,
+        "reasons": None,
+    }
 
 
 async def test_check_outside_the_pattern_is_denied(
     client: httpx2.AsyncClient, granted: Story
 ) -> None:
     check = await _check(client, granted.team, granted.agent, "tool:linx.search")
-    assert check.json()["data"] == {"effect": "deny", "grant_id": None}
+    assert check.json()["data"] == {
+        "effect": "deny",
+        "grant_id": None,
+        "grant_effect": None,
+        "reasons": None,
+    }
 
 
 async def test_list_by_principal_shows_its_grant(

@@ -70,10 +70,6 @@ from tests.peers.sdk_server import serve
 
 __all__ = ["TOOLS", "build_server", "main"]
 
-# The handshake-era logging and sampling helpers are deprecated on 2026-07-28; this fixture uses
-# them on purpose, in the eras that have them.
-warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-
 MODERN = "2026-07-28"
 PNG_1X1 = (  # a 1x1 red pixel
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5E"
@@ -222,7 +218,8 @@ SEP1330_SCHEMA = {
     },
 }
 
-# Each interactive tool: its rounds of input requests (key → request), asked one round at a time.
+# Each interactive tool: its rounds of input requests (key → request), asked one round at a time
+# (test_sampling and test_elicitation build theirs from their arguments, in _rounds).
 ROUNDS: dict[str, list[dict[str, dict[str, Any]]]] = {
     "test_input_required_result_elicitation": [
         {"user_name": _elicit("What is your name?", NAME_PROPERTY, ["name"])}
@@ -259,8 +256,6 @@ ROUNDS: dict[str, list[dict[str, dict[str, Any]]]] = {
             "client_roots": ROOTS,
         }
     ],
-    "test_sampling": [{"sampling": _sample("", 100)}],  # the prompt is filled in per call
-    "test_elicitation": [{"elicitation": _elicit("", {}, [])}],  # likewise the message
     "test_elicitation_sep1034_defaults": [
         {
             "elicitation": _elicit(
@@ -286,7 +281,7 @@ _STREAM_REQUESTS: dict[str, tuple[Any, type[BaseModel]]] = {
     "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
     "roots/list": (types.ListRootsRequest, types.ListRootsResult),
 }
-_SAMPLING_USER_SCHEMA = {
+_USER_DETAILS_SCHEMA = {
     "username": {"type": "string", "description": "User's response"},
     "email": {"type": "string", "description": "User's email address"},
 }
@@ -297,7 +292,7 @@ def _rounds(name: str, arguments: Mapping[str, Any]) -> list[dict[str, dict[str,
         return [{"sampling": _sample(str(arguments.get("prompt", "")), 100)}]
     if name == "test_elicitation":
         message = str(arguments.get("message", ""))
-        return [{"elicitation": _elicit(message, _SAMPLING_USER_SCHEMA, ["username", "email"])}]
+        return [{"elicitation": _elicit(message, _USER_DETAILS_SCHEMA, ["username", "email"])}]
     return ROUNDS[name]
 
 
@@ -529,6 +524,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
+    # The handshake-era logging helpers are deprecated on 2026-07-28; this fixture uses them on
+    # purpose, in the eras that have them.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     # Stateful (sessions) so the handshake eras can carry server-to-client requests; the
     # 2026-07-28 wire is stateless whatever the mode.
     app = build_server().streamable_http_app(stateless_http=False, host=args.host)
