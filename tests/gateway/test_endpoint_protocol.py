@@ -304,8 +304,9 @@ async def test_meta_version_must_equal_the_header(
 async def test_modern_meta_without_the_header_is_400_minus_32020(
     client: httpx2.AsyncClient, deployed: Deployed
 ) -> None:
-    r = await _post(client, deployed, _message("tools/list", {"_meta": META}))
+    r = await _post(client, deployed, _message("tools/list", {"_meta": META}, request_id=302))
     assert r.status_code == 400
+    assert r.json()["id"] == 302
     assert r.json()["error"]["code"] == -32020
 
 

@@ -21,7 +21,7 @@ from hub.mcp.server.messages import PARSE_ERROR
 from hub.mcp.server.modern import handle_modern, unsupported_version
 from hub.mcp.wire import HEADER_MISMATCH, LEGACY_VERSIONS, MODERN_VERSIONS
 
-__all__ = ["dispatch", "parse_body"]
+__all__ = ["dispatch", "parse_body", "request_id_of"]
 
 
 def parse_body(body: bytes) -> Any:
@@ -30,6 +30,15 @@ def parse_body(body: bytes) -> Any:
         return json.loads(body)
     except (ValueError, RecursionError):
         raise RpcError(PARSE_ERROR, "Parse error", status=400) from None
+
+
+def request_id_of(raw: Any) -> Any:
+    """The id of a single JSON-RPC request, to echo on an error about the whole request."""
+    if isinstance(raw, dict):
+        request_id = raw.get("id")
+        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            return request_id
+    return None
 
 
 def _carries_modern_meta(raw: Any) -> bool:
@@ -52,9 +61,9 @@ async def dispatch(handler: ToolsHandler, raw: Any, headers: Mapping[str, str]) 
             error = RpcError(
                 HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version is required", status=400
             )
-            return HttpAnswer(400, error_message(None, error))
+            return HttpAnswer(400, error_message(request_id_of(raw), error))
         return await handle_legacy(handler, raw, None, headers)
     if version in LEGACY_VERSIONS:
         return await handle_legacy(handler, raw, version, headers)
     error = unsupported_version(version)
-    return HttpAnswer(400, error_message(None, error))
+    return HttpAnswer(400, error_message(request_id_of(raw), error))
