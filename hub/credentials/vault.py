@@ -24,7 +24,12 @@ from hub.credentials.constants import CREDENTIAL_TYPES_FOR_MCP, NO_TOKEN
 from hub.credentials.exceptions import CredentialUnusable
 from hub.models import Credential
 
-__all__ = ["decrypt_for_use", "load_usable_credential"]
+__all__ = ["UNUSABLE_MESSAGE", "decrypt_for_use", "load_usable_credential"]
+
+UNUSABLE_MESSAGE = (
+    "credential not found or not usable upstream (it must be an active, unexpired api_key or "
+    "oauth_token; a secret is never sent)"
+)
 
 T = TypeVar("T")
 
@@ -33,7 +38,8 @@ async def load_usable_credential(
     session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
 ) -> Credential:
     """The credential if it can be used for MCP now; every other case reads as the same 404:
-    unknown, another tenant's, a type other than api_key/oauth_token, not active, or expired."""
+    unknown, another tenant's, a type other than api_key/oauth_token (``secret`` is never sent),
+    not active, or expired. The message names the causes so an operator knows where to look."""
     credential = await repository.get_credential(session, tenant_id, credential_id)
     if (
         credential is None
@@ -42,7 +48,7 @@ async def load_usable_credential(
         or credential.secret_ciphertext is None
         or (credential.expires_at is not None and credential.expires_at <= clock.now())
     ):
-        raise NotFound("credential not found")
+        raise NotFound(UNUSABLE_MESSAGE)
     return credential
 
 
