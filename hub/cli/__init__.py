@@ -5,7 +5,10 @@
 - :mod:`~hub.cli.bootstrap` — ``hub bootstrap``;
 - :mod:`~hub.cli.crypto` — ``hub crypto rotate``;
 - :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
-- :mod:`~hub.cli.runtime` — settings for a real run.
+- :mod:`~hub.cli.database` — the database check (one line, never a traceback);
+- :mod:`~hub.cli.runtime` — settings for a real run;
+- :mod:`~hub.cli.remote` — the operators' remote client: ``hub login``, ``hub whoami``,
+  ``hub tenants|principals|keys|credentials|servers|catalogs|deployments|grants|approvals|audit``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from hub.cli.bootstrap import bootstrap
 from hub.cli.crypto import crypto_app
 from hub.cli.db import db_app
 from hub.cli.mcp import mcp_app
+from hub.cli.remote import register as register_remote
 from hub.cli.serve import serve
 from hub.core.settings import ConfigError
 
@@ -30,6 +34,7 @@ app.add_typer(crypto_app, name="crypto")
 app.add_typer(mcp_app, name="mcp")
 app.command()(serve)
 app.command()(bootstrap)
+register_remote(app)
 
 
 @app.command()
