@@ -13,8 +13,6 @@ import asyncio
 import socket
 
 import typer
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 
 __all__ = ["CONNECT_TIMEOUT_S", "describe_failure", "require_database", "safe_url"]
 
@@ -24,6 +22,9 @@ _MAX_DETAIL = 240
 
 def safe_url(url: str) -> str:
     """``url`` for a message: the password hidden, or a placeholder when it does not parse."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):
@@ -38,6 +39,8 @@ def _first_line(text: str) -> str:
 def describe_failure(exc: BaseException) -> str:
     """What went wrong, in a few words and the driver's first line (never a parameter value:
     engines are made with ``hide_parameters``; connection errors carry none anyway)."""
+    from sqlalchemy.exc import DBAPIError
+
     if isinstance(exc, TimeoutError):
         return f"no answer within {CONNECT_TIMEOUT_S:g} s"
     if isinstance(exc, socket.gaierror):
@@ -70,6 +73,8 @@ async def _ping(url: str) -> None:
 
 def require_database(url: str) -> None:
     """Connect to ``url`` once; on failure print one line and exit."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError  # not needed by other commands
+
     try:
         asyncio.run(_ping(url))
     except ArgumentError as exc:  # includes an unknown dialect or driver
