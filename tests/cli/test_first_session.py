@@ -46,7 +46,8 @@ async def _platform_admin_makes_a_tenant(s: Session) -> None:
     assert owner.json()["role"] == "tenant_admin"
     made = await s.hub.ok("keys", "create", "owner")
     key = made.stdout.strip()
-    assert key.startswith("hub_") and made.stdout == key + "\n"  # the key alone on stdout
+    assert key.startswith("hub_")
+    assert made.stdout == key + "\n"  # the key alone on stdout
     login = await s.hub.ok("login", "--url", s.hub.url, "--profile", "owner", HUB_API_KEY=key)
     assert "tenant acme" in login.stdout  # the tenant admin's profile defaults to its tenant
 
@@ -123,7 +124,8 @@ async def _credential_server_and_snapshots(s: Session) -> None:
         }
     ]
     table = await s.hub.ok("catalogs", "diff", "peer", *dee)
-    assert "version 1 → 2" in table.stdout and "Echoes, loudly." in table.stdout
+    assert "version 1 → 2" in table.stdout
+    assert "Echoes, loudly." in table.stdout
     assert_headers(
         await s.hub.ok("catalogs", "list", "peer", *dee),
         "VERSION",
