@@ -149,6 +149,9 @@ def install_openapi(app: FastAPI) -> None:
                 if route is not None:
                     for status, text in _error_statuses(route, method, operation).items():
                         responses.setdefault(status, _error_response(text))
+                for status, response in responses.items():  # every error has the one body
+                    if status.isdigit() and int(status) >= 400 and "content" not in response:
+                        response["content"] = {"application/json": {"schema": _ERROR_REF}}
         app.openapi_schema = schema
         return schema
 
