@@ -85,7 +85,7 @@ def _pending_approval(hub: LiveHub, tenant_slug: str) -> str:
     return str(approval_id)
 
 
-# @APPROVALS_BLOCKED
+@APPROVALS_BLOCKED
 @pytest.mark.slow
 async def test_approvals_list_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:
@@ -95,7 +95,7 @@ async def test_approvals_list_on_a_live_hub(tmp_path: Path) -> None:
         assert (await hub.ok("approvals", "list", "--json", "--profile", "owner")).json() == []
 
 
-# @APPROVALS_BLOCKED
+@APPROVALS_BLOCKED
 @pytest.mark.slow
 async def test_approvals_show_approve_and_deny_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:

@@ -12,7 +12,6 @@ from typing import Annotated, Any
 import typer
 
 from hub.cli.remote import resolve
-from hub.cli.remote.client import RemoteError
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, fail
 from hub.cli.remote.profiles import DEFAULT_PROFILE
@@ -36,17 +35,8 @@ def _servers(deployment: dict[str, Any]) -> str:
     return ", ".join(f"{e['server']}@{e['catalog_version']}" for e in deployment["entries"])
 
 
-def _agent_names(r: Remote) -> dict[Any, Any]:
-    if r.out.as_json:
-        return {}
-    try:
-        return {p["id"]: p["name"] for p in r.client.list_all(r.path("principals"))}
-    except RemoteError:  # names are a nicety: without principal read, the id is shown
-        return {}
-
-
 def _columns(r: Remote) -> list[Column]:
-    names = _agent_names(r)
+    names = resolve.names(r, "principals")
     return [
         Column.of("ID", "id"),
         Column.of("NAME", "name", 40),

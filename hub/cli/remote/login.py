@@ -117,7 +117,7 @@ def whoami(profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False) -> N
             me,
             [
                 Column("hub", lambda _m: r.profile.url),
-                Column("principal", lambda m: _describe(m)),
+                Column("principal", _describe),
                 Column("id", lambda m: m["principal"]["id"]),
                 Column("tenant", lambda m: m.get("tenant_id")),
                 Column("grants", lambda m: len(m.get("grants") or [])),

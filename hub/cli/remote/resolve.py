@@ -15,7 +15,7 @@ from typing import Any
 from hub.cli.remote.client import RemoteError
 from hub.cli.remote.context import Remote, is_id
 
-__all__ = ["credential", "deployment", "key", "one_named", "principal"]
+__all__ = ["credential", "deployment", "key", "names", "one_named", "principal"]
 
 Item = dict[str, Any]
 
@@ -65,3 +65,14 @@ def key(items: list[Item], ref: str) -> Item:
     if is_id(ref):
         return one_named(items, ref, "key", key="id")
     return one_named(items, ref, "key", key="prefix", live=lambda k: k.get("revoked_at") is None)
+
+
+def names(r: Remote, collection: str) -> dict[Any, Any]:
+    """id → name of a tenant's ``principals`` or ``credentials``, for table cells; empty with
+    ``--json`` (ids are the data) or when the caller may not list them (the id is shown then)."""
+    if r.out.as_json:
+        return {}
+    try:
+        return {item["id"]: item["name"] for item in r.client.list_all(r.path(collection))}
+    except RemoteError:
+        return {}

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 import typer
 
 from hub.cli.remote import resolve
-from hub.cli.remote.client import RemoteError
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, fail
 from hub.cli.remote.profiles import DEFAULT_PROFILE
@@ -24,7 +23,7 @@ CredentialOpt = Annotated[
 
 
 def _columns(r: Remote) -> list[Column]:
-    names = _credential_names(r)
+    names = resolve.names(r, "credentials")
     return [
         Column.of("HANDLE", "handle"),
         Column.of("URL", "url", 60),
@@ -33,16 +32,6 @@ def _columns(r: Remote) -> list[Column]:
         Column.of("PROTOCOL", "protocol_version"),
         Column.time("CREATED", "created_at"),
     ]
-
-
-def _credential_names(r: Remote) -> dict[Any, Any]:
-    """Credential id → name, for tables (nothing when the caller may not list credentials)."""
-    if r.out.as_json:
-        return {}
-    try:
-        return {c["id"]: c["name"] for c in r.client.list_all(r.path("credentials"))}
-    except RemoteError:  # names are a nicety: without credential read, the id is shown
-        return {}
 
 
 @servers_app.command("list")
