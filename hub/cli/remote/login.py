@@ -20,8 +20,13 @@ import typer
 from hub.cli.remote.client import HubClient, RemoteError
 from hub.cli.remote.context import JsonOpt, ProfileOpt, TenantOpt, remote
 from hub.cli.remote.output import Column, Output, fail, note
-from hub.cli.remote.profiles import DEFAULT_PROFILE, Profile, ProfileError, delete_profile
-from hub.cli.remote.profiles import save_profile as store
+from hub.cli.remote.profiles import (
+    DEFAULT_PROFILE,
+    Profile,
+    ProfileError,
+    delete_profile,
+    save_profile,
+)
 
 __all__ = ["login", "logout", "whoami"]
 
@@ -89,7 +94,7 @@ def login(
         fail(str(exc))
     default_tenant = tenant or me.get("tenant_slug")
     try:
-        key_file = store(Profile(profile, base, ca, default_tenant), key)
+        key_file = save_profile(Profile(profile, base, ca, default_tenant), key)
     except (ProfileError, OSError) as exc:
         fail(f"cannot save the profile: {exc}")
     note(f"profile {profile!r} saved; its key is in {key_file} (mode 0600)")
