@@ -1,4 +1,4 @@
-# Two commands for a newcomer: `make run` and `make test` (see README.md).
+# Two commands for a newcomer: `make run` and `make test` (see README.md); `make help` lists all.
 PYTHON ?= python3
 TEST_WORKERS ?= 2
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -7,19 +7,27 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test lint format bench clean peers
+.PHONY: help run test lint format bench clean peers
+.DEFAULT_GOAL := help
 
+## help: list the targets (this text)
+help:
+	@awk '/^## [a-z-]+: / { line = substr($$0, 4); i = index(line, ": "); \
+		printf "  make %-8s %s\n", substr(line, 1, i - 1), substr(line, i + 2) }' $(MAKEFILE_LIST)
+
+# Silent, and chatty on stderr only: `make run` prints the platform admin's key alone on stdout.
 $(STAMP): $(ROOT)/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '$(ROOT)[dev]'
-	touch $(STAMP)
+	@echo "make: creating $(VENV) and installing the hub (first run, or pyproject.toml changed)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/pip install --quiet --upgrade pip >&2
+	@$(BIN)/pip install --quiet -e '$(ROOT)[dev]' >&2
+	@touch $(STAMP)
 
 ## run: migrate the embedded SQLite database, bootstrap on first start, serve on HUB_HOST:HUB_PORT
 run: $(STAMP)
-	$(BIN)/hub db upgrade
-	$(BIN)/hub bootstrap --if-absent
-	$(BIN)/hub serve
+	@$(BIN)/hub db upgrade
+	@$(BIN)/hub bootstrap --if-absent
+	@$(BIN)/hub serve
 
 ## lint: format check, lint, strict typing, layering contracts, no model drift
 lint: $(STAMP)
@@ -46,5 +54,6 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
+## clean: remove .venv, the development database and secrets under .hub, and tool caches
 clean:
 	rm -rf $(VENV) $(ROOT)/.hub $(ROOT)/.mypy_cache $(ROOT)/.ruff_cache

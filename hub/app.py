@@ -11,6 +11,7 @@ from hub import __version__
 from hub.api import api_router
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
+from hub.core.docs import install_docs
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
 from hub.core.metrics import Metrics, MetricsMiddleware
@@ -59,12 +60,13 @@ def create_app(
         version=__version__,
         description="Multi-tenant control plane for Model Context Protocol tools.",
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served by install_docs from vendored assets, not a CDN
         redoc_url=None,
     )
     app.state.components = components
     install_exception_handlers(app)
     install_openapi(app)
+    install_docs(app)
     app.include_router(api_router)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=components.get(Metrics))

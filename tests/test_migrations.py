@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import inspect
+from sqlalchemy.sql.expression import TableClause
 
 from hub.core.db import create_engine
 from hub.core.migrations import downgrade
@@ -174,3 +175,109 @@ async def test_0006_gives_existing_operators_and_deployers_their_new_template_gr
         (deployer, "principal:*", "read", "deny"),
     }
     assert {uuid.UUID(str(k)): v for k, v in versions.items()} == {operator: 4, deployer: 4}
+
+
+def _data_tables() -> tuple[TableClause, TableClause]:
+    import sqlalchemy as sa
+
+    tenants = sa.table(
+        "tenants",
+        *(sa.column(c) for c in ("slug", "name", "status")),
+        sa.column("id", sa.Uuid()),
+        sa.column("created_at", sa.DateTime(timezone=True)),
+    )
+    credentials = sa.table(
+        "credentials",
+        *(sa.column(c) for c in ("name", "type", "status")),
+        sa.column("id", sa.Uuid()),
+        sa.column("tenant_id", sa.Uuid()),
+        sa.column("metadata", sa.JSON()),
+        sa.column("version", sa.Integer()),
+        sa.column("created_at", sa.DateTime(timezone=True)),
+        sa.column("updated_at", sa.DateTime(timezone=True)),
+    )
+    return tenants, credentials
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_0201_renames_uuid_shaped_slugs_and_0202_closes_credential_types(
+    backend: str, tmp_path: Path
+) -> None:
+    """0201: a slug that parses as a UUID becomes ``t-<hex>`` (``-2`` when that is taken); others
+    stay. 0202: a credential type outside api_key/oauth_token/secret becomes ``secret`` with the
+    old type in ``metadata.legacy_type`` and its version moved; downgrade restores the types."""
+    import uuid
+    from datetime import UTC, datetime
+
+    import sqlalchemy as sa
+
+    from hub.core.migrations import upgrade
+
+    tenants, credentials = _data_tables()
+    url = _scratch_url(backend, tmp_path)
+    _run_in_thread(upgrade, url, "0007")
+    hexed = "7c9e6679742540de944be07fc1f90ae7"
+    slugs = {
+        uuid.uuid4(): "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+        uuid.uuid4(): f"t-{hexed}",  # already the first choice: the rename takes "-2"
+        uuid.uuid4(): "acme",
+    }
+    now = datetime.now(UTC)
+    tenant = next(iter(slugs))
+    kinds = {uuid.uuid4(): kind for kind in ("apikey", "password", "api_key", "secret")}
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as conn:
+            for tid, slug in slugs.items():
+                await conn.execute(
+                    tenants.insert().values(
+                        id=tid, slug=slug, name="T", status="active", created_at=now
+                    )
+                )
+            for cid, kind in kinds.items():
+                await conn.execute(
+                    credentials.insert().values(
+                        id=cid,
+                        tenant_id=tenant,
+                        name=kind,
+                        type=kind,
+                        status="active",
+                        metadata={"note": "kept"},
+                        version=3,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+        _run_in_thread(upgrade, url, "0202")
+        async with engine.connect() as conn:
+            renamed = dict((await conn.execute(sa.select(tenants.c.id, tenants.c.slug))).all())
+            rows = {
+                uuid.UUID(str(r.id)): r for r in (await conn.execute(sa.select(credentials))).all()
+            }
+        _run_in_thread(downgrade, url, "0201")
+        async with engine.connect() as conn:
+            restored = dict(
+                (await conn.execute(sa.select(credentials.c.id, credentials.c.type))).all()
+            )
+    finally:
+        await engine.dispose()
+    assert {uuid.UUID(str(k)): v for k, v in renamed.items()} == {
+        **slugs,
+        tenant: f"t-{hexed}-2",
+    }
+    by_kind = {kinds[cid]: row for cid, row in rows.items()}
+    assert {k: r.type for k, r in by_kind.items()} == {
+        "apikey": "secret",
+        "password": "secret",
+        "api_key": "api_key",
+        "secret": "secret",
+    }
+    assert by_kind["apikey"].metadata == {"note": "kept", "legacy_type": "apikey"}
+    assert (by_kind["apikey"].version, by_kind["api_key"].version) == (4, 3)
+    assert by_kind["secret"].metadata == {"note": "kept"}
+    assert {kinds[uuid.UUID(str(k))]: v for k, v in restored.items()} == {
+        "apikey": "apikey",
+        "password": "password",
+        "api_key": "api_key",
+        "secret": "secret",
+    }

@@ -53,6 +53,33 @@ async def test_other_tenant_gets_404_and_changes_nothing(world: World) -> None:
     assert await snapshot(world.db, world.a_ids["t"]) == before
 
 
+async def _slug(world: World, tenant_id: str) -> str:
+    got = await world.client.get(f"/tenants/{tenant_id}", headers=world.platform.headers)
+    return str(got.json()["data"]["slug"])
+
+
+async def test_other_tenants_slug_gets_404_and_changes_nothing(world: World) -> None:
+    """{t} may be a slug (DESIGN §14): B's admin naming A by its slug reads A exactly as by id."""
+    before = await snapshot(world.db, world.a_ids["t"])
+    a_slug = await _slug(world, world.a_ids["t"])
+    for name, route in ROUTES.items():
+        if route.kind != "tenant":
+            continue
+        response = await call(world, route, {**world.a_ids, "t": a_slug}, world.b_admin)
+        assert response.status_code == 404, (name, response.text)
+        _assert_no_a_words(response, world, name)
+    assert await snapshot(world.db, world.a_ids["t"]) == before
+
+
+async def test_own_slug_reads_like_own_id(world: World) -> None:
+    b_slug = await _slug(world, world.b_ids["t"])
+    for name, route in ROUTES.items():
+        if route.kind == "tenant" and route.method == "GET":
+            by_id = await call(world, route, world.b_ids, world.b_admin)
+            by_slug = await call(world, route, {**world.b_ids, "t": b_slug}, world.b_admin)
+            assert by_slug.status_code == by_id.status_code, (name, by_slug.text)
+
+
 async def test_other_tenants_ids_inside_own_tenant_read_404(world: World) -> None:
     before = await snapshot(world.db, world.a_ids["t"])
     for name, route in ROUTES.items():

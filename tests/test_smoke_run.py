@@ -1,9 +1,12 @@
-"""``make run`` in an empty directory migrates, serves, and answers /healthz on a random port."""
+"""``make run`` in an empty directory migrates, serves, and answers /healthz on a random port;
+started again, it says a platform admin exists and how to mint a key. ``make help`` lists the
+targets."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -14,6 +17,7 @@ import httpx2
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+MAKEFILE = ROOT / "Makefile"
 
 
 def _free_port() -> int:
@@ -23,14 +27,14 @@ def _free_port() -> int:
         return port
 
 
-@pytest.mark.slow
-def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
+def _make_run(cwd: Path) -> tuple[str, str]:
+    """Run ``make run`` until /healthz answers, stop it; its stdout and stderr."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
     env.update({"HUB_PORT": str(port), "HUB_HOST": "127.0.0.1"})
     proc = subprocess.Popen(
-        ["make", "--no-print-directory", "-f", str(ROOT / "Makefile"), "run"],
-        cwd=tmp_path,
+        ["make", "--no-print-directory", "-f", str(MAKEFILE), "run"],
+        cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -41,23 +45,50 @@ def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
         body = None
         while time.monotonic() < deadline and proc.poll() is None:
             try:
-                response = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                body = response.json()
+                body = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1).json()
                 break
             except httpx2.TransportError:
                 time.sleep(0.2)
         assert body == {"data": {"status": "ok"}}, proc.poll()
-        assert (tmp_path / ".hub" / "hub.db").exists()
-        secrets_file = tmp_path / ".hub" / "dev-secrets.json"
-        assert secrets_file.stat().st_mode & 0o777 == 0o600
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
-    assert b"GENERATED DEVELOPMENT SECRETS" in err
-    hub_lines = [line for line in err.decode().splitlines() if line.startswith("{")]
+    return out.decode(), err.decode()
+
+
+@pytest.mark.slow
+def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
+    out, err = _make_run(tmp_path)
+    assert (tmp_path / ".hub" / "hub.db").exists()
+    secrets_file = tmp_path / ".hub" / "dev-secrets.json"
+    assert secrets_file.stat().st_mode & 0o777 == 0o600
+    assert "GENERATED DEVELOPMENT SECRETS" in err
+    hub_lines = [line for line in err.splitlines() if line.startswith("{")]
     assert hub_lines, err
     assert all(json.loads(line)["level"] for line in hub_lines)  # JSON logs on stderr
-    # first start: the platform admin's key is printed once, alone on its line
-    keys = [line for line in out.decode().splitlines() if line.startswith("hub_")]
-    assert len(keys) == 1
-    assert len(keys[0]) == 55
+    # first start: the platform admin's key is printed once, alone on stdout (make echoes
+    # no command line there)
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    assert lines[0].startswith("hub_")
+    assert len(lines[0]) == 55
+
+    again_out, again_err = _make_run(tmp_path)
+    assert again_out == ""  # no key, no echo
+    assert "a platform admin exists already" in again_err
+    assert "hub bootstrap --force" in again_err
+    assert "POST /platform/keys" in again_err
+
+
+def test_make_help_lists_every_documented_target() -> None:
+    documented = re.findall(r"^## ([a-z-]+): (.+)$", MAKEFILE.read_text(), re.MULTILINE)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-f", str(MAKEFILE), "help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    listed = [line.split(None, 2)[1:] for line in done.stdout.splitlines()]
+    assert listed == [[target, text] for target, text in documented]
+    assert {"run", "test", "lint", "help", "clean"} <= {target for target, _ in documented}

@@ -7,6 +7,7 @@ passes every tenant route and only the platform admin passes platform routes.
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
@@ -19,7 +20,7 @@ from hub.core.components import components_of
 from hub.core.deps import get_database
 from hub.core.errors import Forbidden, NotFound
 from hub.core.metrics import Metrics
-from hub.core.paths import canonical_handle, canonical_id, parse_id
+from hub.core.paths import canonical_handle, canonical_id, is_canonical_id, is_slug
 from hub.core.tenancy import TenantId
 
 __all__ = [
@@ -42,21 +43,38 @@ async def require_platform_admin(caller: CallerDep) -> Caller:
 PlatformAdminDep = Annotated[Caller, Depends(require_platform_admin)]
 
 
+async def _tenant_of_path(request: Request, t: str) -> uuid.UUID | None:
+    """The existing tenant ``{t}`` names — by canonical id or by slug (DESIGN §14) — or None.
+    Slugs never parse as a UUID, so the two cannot be confused; a non-canonical id spelling is
+    neither (404, as for every path id)."""
+    async with get_database(request).session(write=False) as session:
+        if is_canonical_id(t):
+            tenant_uuid = uuid.UUID(t)
+            return tenant_uuid if await repository.tenant_exists(session, tenant_uuid) else None
+        if is_slug(t):
+            return await repository.tenant_id_by_slug(session, t)
+    return None
+
+
 async def get_tenant_access(
     request: Request,
     caller: CallerDep,
-    t: Annotated[str, Path(description="Tenant id")],
+    t: Annotated[str, Path(description="Tenant id or slug")],
 ) -> TenantAccess:
-    tenant_uuid = parse_id(t)
+    own = caller.tenant_id
+    if own is not None and t == str(own.value):  # its own tenant by id: no query needed
+        return _with_checker(request, TenantAccess(caller, own))
+    if not caller.is_platform_admin and is_canonical_id(t):
+        raise NotFound()  # another tenant's id (no query: nothing to learn either way)
+    tenant_uuid = await _tenant_of_path(request, t)
+    if tenant_uuid is None:
+        raise NotFound()
     if caller.is_platform_admin:
-        async with get_database(request).session(write=False) as session:
-            if not await repository.tenant_exists(session, tenant_uuid):
-                raise NotFound()
         # the platform admin's path resolution mints the tenant it acts in
         return _with_checker(request, TenantAccess(caller, TenantId._mint(tenant_uuid)))
-    if caller.tenant_id is None or caller.tenant_id.value != tenant_uuid:
-        raise NotFound()
-    return _with_checker(request, TenantAccess(caller, caller.tenant_id))
+    if own is None or own.value != tenant_uuid:
+        raise NotFound()  # another tenant's id or slug reads exactly like an absent one
+    return _with_checker(request, TenantAccess(caller, own))
 
 
 def _with_checker(request: Request, access: TenantAccess) -> TenantAccess:

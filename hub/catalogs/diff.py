@@ -1,7 +1,10 @@
 """Drift between two catalog versions: tools added, removed, and changed field by field.
 
 A changed tool lists each differing top-level Tool key in snake_case (``inputSchema`` →
-``input_schema``, ``_meta`` → ``meta``), so schema drift is visible at a glance (DESIGN §13).
+``input_schema``, ``_meta`` → ``meta``), so schema drift is visible at a glance (DESIGN §13), and
+carries what changed (DESIGN §14): ``before`` and ``after`` map each of those fields to the
+verbatim value in the older and the newer version. A field one version lacks is absent from that
+side's map (so an absent key and a JSON ``null`` stay distinguishable).
 """
 
 from __future__ import annotations
@@ -33,9 +36,16 @@ def diff_tools(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]
     changed = []
     for name in sorted(before.keys() & after.keys()):
         a, b = before[name], after[name]
-        fields = sorted(snake_case(k) for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-        if fields:
-            changed.append({"name": name, "fields": fields})
+        keys = sorted((k for k in a.keys() | b.keys() if a.get(k) != b.get(k)), key=snake_case)
+        if keys:
+            changed.append(
+                {
+                    "name": name,
+                    "fields": [snake_case(k) for k in keys],
+                    "before": {snake_case(k): a[k] for k in keys if k in a},
+                    "after": {snake_case(k): b[k] for k in keys if k in b},
+                }
+            )
     return CatalogDiff(
         added=sorted(after.keys() - before.keys()),
         removed=sorted(before.keys() - after.keys()),

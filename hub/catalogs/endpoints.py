@@ -66,6 +66,18 @@ async def list_catalogs(
     return ListEnvelope.of(result, CatalogSummary)
 
 
+# Declared before "/{version}", which would read "latest" as a missing version.
+@router.get("/latest", name="catalog.latest")
+async def get_latest_catalog(
+    handle: str,
+    session: SessionDep,
+    access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
+) -> Envelope[CatalogRead]:
+    """The server's newest catalog version, tools included (404 before its first snapshot)."""
+    catalog = await service.get_latest_catalog(session, access.tenant_id, handle)
+    return Envelope(data=CatalogRead.model_validate(catalog))
+
+
 @router.get("/{version}", name="catalog.get")
 async def get_catalog(
     handle: str,
@@ -86,6 +98,7 @@ async def diff_catalog(
     access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
     from_: Annotated[int, Query(alias="from", ge=1, lt=2**31)],
 ) -> Envelope[CatalogDiffRead]:
-    """Tools added, removed and changed (with the changed fields) between two versions."""
+    """Tools added, removed and changed between two versions; each changed tool names its
+    differing fields with their values ``before`` (version ``from``) and ``after``."""
     diff = await service.diff_catalogs(session, access, handle, _version(version), from_)
     return Envelope(data=diff)

@@ -32,8 +32,16 @@ class CatalogRead(CatalogSummary):
 
 
 class ChangedTool(BaseModel):
+    """One tool present in both versions whose definition differs."""
+
     name: str
-    fields: list[str]
+    fields: list[str] = Field(description="The differing top-level Tool keys, in snake_case")
+    before: dict[str, Any] = Field(
+        description="Each changed field's value in the older version (absent: it had none)"
+    )
+    after: dict[str, Any] = Field(
+        description="Each changed field's value in the newer version (absent: it has none)"
+    )
 
 
 class CatalogDiffRead(BaseModel):

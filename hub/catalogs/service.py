@@ -32,6 +32,7 @@ __all__ = [
     "diff_catalogs",
     "get_catalog",
     "get_catalog_by_id",
+    "get_latest_catalog",
     "list_catalogs",
     "snapshot",
 ]
@@ -114,6 +115,14 @@ async def get_catalog(
     return catalog
 
 
+async def get_latest_catalog(session: AsyncSession, tenant_id: TenantId, handle: str) -> Catalog:
+    server = await _server(session, tenant_id, handle)
+    catalog = await repository.latest(session, tenant_id, server.id)
+    if catalog is None:
+        raise NotFound("the server has no catalog yet; snapshot it first")
+    return catalog
+
+
 async def get_catalog_by_id(
     session: AsyncSession, tenant_id: TenantId, catalog_id: uuid.UUID
 ) -> Catalog:
@@ -134,5 +143,5 @@ async def diff_catalogs(
         to=version,
         added=diff.added,
         removed=diff.removed,
-        changed=[ChangedTool(**c) for c in diff.changed],
+        changed=[ChangedTool.model_validate(c) for c in diff.changed],
     )

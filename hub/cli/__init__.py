@@ -6,7 +6,10 @@
 - :mod:`~hub.cli.crypto` — ``hub crypto rotate``;
 - :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
 - :mod:`~hub.cli.oauth` — ``hub oauth connect HANDLE``, against a running hub;
-- :mod:`~hub.cli.runtime` — settings for a real run.
+- :mod:`~hub.cli.database` — the database check (one line, never a traceback);
+- :mod:`~hub.cli.runtime` — settings for a real run;
+- :mod:`~hub.cli.remote` — the operators' remote client: ``hub login``, ``hub whoami``,
+  ``hub tenants|principals|keys|credentials|servers|catalogs|deployments|grants|approvals|audit``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from hub.cli.crypto import crypto_app
 from hub.cli.db import db_app
 from hub.cli.mcp import mcp_app
 from hub.cli.oauth import oauth_app
+from hub.cli.remote import register as register_remote
 from hub.cli.serve import serve
 from hub.core.settings import ConfigError
 
@@ -33,6 +37,7 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(oauth_app, name="oauth")
 app.command()(serve)
 app.command()(bootstrap)
+register_remote(app)
 
 
 @app.command()

@@ -6,9 +6,16 @@ import asyncio
 
 import typer
 
+from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
 
-__all__ = ["bootstrap"]
+__all__ = ["EXISTS_MESSAGE", "bootstrap"]
+
+EXISTS_MESSAGE = (
+    "hub: a platform admin exists already; its key was shown once, when it was created.\n"
+    "hub: to mint a new key: `hub bootstrap --force` (creates another platform admin and prints "
+    "its key), or with a platform admin key: POST /platform/keys (see README)."
+)
 
 
 def bootstrap(
@@ -26,6 +33,7 @@ def bootstrap(
         typer.echo("hub: HUB_API_KEY_PEPPER is missing", err=True)
         raise typer.Exit(2)
     pepper = settings.api_key_pepper.get_secret_value().encode()
+    require_database(settings.database_url)
 
     async def run() -> str | None:
         db = Database.from_url(settings.database_url)
@@ -38,9 +46,10 @@ def bootstrap(
 
     key = asyncio.run(run())
     if key is None:
+        # Said on every start of `make run` after the first: the key is not shown again.
+        typer.echo(EXISTS_MESSAGE, err=True)
         if if_absent:
             return
-        typer.echo("hub: a platform admin exists already; use --force to add another", err=True)
         raise typer.Exit(1)
     typer.echo("Platform admin created. Its API key (shown once, store it now):", err=True)
     typer.echo(key)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
 
 __all__ = ["db_app"]
@@ -17,5 +18,6 @@ def db_upgrade(revision: str = typer.Argument("head")) -> None:
     from hub.core.migrations import upgrade
 
     settings = runtime_settings()
+    require_database(settings.database_url)  # a refused connection or login is one line
     upgrade(settings.database_url, revision)
     typer.echo(f"database at {revision}", err=True)

@@ -20,16 +20,15 @@ import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
 from hub import __version__
 from hub.core.settings import ConfigError, Settings, get_settings
-from hub.egress import EgressConfig, EgressError, Fetcher
-from hub.mcp import CallResult, DiscoveryResult, McpClient
-from hub.mcp.errors import McpError
-from hub.mcp.wire import era_of
+
+if TYPE_CHECKING:  # imported when a command runs: every other `hub` command starts faster
+    from hub.mcp import CallResult, DiscoveryResult, McpClient
 
 __all__ = ["mcp_app"]
 
@@ -75,6 +74,8 @@ def _bearer(variable: str | None) -> str | None:
 
 
 def _check_version(version: str | None) -> None:
+    from hub.mcp.wire import era_of
+
     if version is not None:
         try:
             era_of(version)
@@ -84,6 +85,9 @@ def _check_version(version: str | None) -> None:
 
 def _run(settings: Settings, work: Callable[[McpClient], Awaitable[T]]) -> T:
     """Run ``work`` with a fresh fetcher; egress and MCP failures exit 2 with their reason."""
+    from hub.egress import EgressConfig, EgressError, Fetcher
+    from hub.mcp import McpClient
+    from hub.mcp.errors import McpError
 
     async def main() -> T:
         async with Fetcher(EgressConfig.from_settings(settings)) as fetcher:

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
 from hub.core.settings import Settings
 
@@ -39,6 +40,7 @@ def serve(
     from hub.app import create_app
 
     settings = runtime_settings()
+    require_database(settings.database_url)  # refuse to start on a database it cannot use
     application = create_app(settings)
     uvicorn.run(
         application,

@@ -102,8 +102,8 @@ class DiscoveryFailed(HubError):
     code = "discovery_failed"
     default_message = "discovery failed"
 
-    def __init__(self, reason: str, message: str | None = None) -> None:
-        super().__init__(message, reason=reason)
+    def __init__(self, reason: str, message: str | None = None, **extra: Any) -> None:
+        super().__init__(message, reason=reason, **extra)
         self.reason = reason
 
 

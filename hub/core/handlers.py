@@ -75,10 +75,39 @@ async def _hub_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(exc.body(request_id_of(request)), exc.status_code, headers=headers)
 
 
+NOT_JSON = "the request body must be JSON, sent with content-type: application/json"
+NO_CONTENT_TYPE = (
+    "the request body has no content-type; send it as JSON with content-type: application/json"
+)
+NO_BODY = "this request needs a JSON body (content-type: application/json)"
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _validation_message(request: Request, errors: list[Any]) -> str | None:
+    """A clear message when the body as a whole is unusable, instead of pydantic's "Input should
+    be a valid dictionary" (what a ``curl -d`` without ``-H content-type`` gets)."""
+    whole = [err for err in errors if tuple(err.get("loc", ())) == ("body",)]
+    if not whole:
+        return None
+    content_type = request.headers.get("content-type")
+    if whole[0].get("type") == "missing":
+        return NO_BODY
+    if content_type is None:
+        return NO_CONTENT_TYPE
+    return None if _is_json(content_type) else NOT_JSON
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     await _run_failure_hooks(request, exc)
-    body = BadRequest().body(request_id_of(request))
-    body["error"]["details"] = _safe_details(cast(RequestValidationError, exc).errors())
+    errors = cast(RequestValidationError, exc).errors()
+    body = BadRequest(_validation_message(request, list(errors))).body(request_id_of(request))
+    body["error"]["details"] = _safe_details(errors)
     return JSONResponse(body, 400)
 
 

@@ -6,6 +6,10 @@ checked (``credential:<raw text>``) would differ from the object looked up, and 
 would not apply. So every path id goes through :func:`parse_id` (or :func:`canonical_id`), which
 refuses any other spelling as 404 — before the route's authorisation runs — and the decision is
 always taken on the canonical text.
+
+A tenant may also be named by its slug wherever a path has ``{t}`` (DESIGN §14). Slugs can never
+parse as a UUID (:func:`slug_problem`), so a ``{t}`` is either a canonical id, a slug, or 404 —
+never ambiguous, and a non-canonical spelling of an id is never mistaken for a slug.
 """
 
 from __future__ import annotations
@@ -17,17 +21,25 @@ from hub.core.errors import NotFound
 
 __all__ = [
     "HANDLE_PATTERN",
+    "SLUG_PATTERN",
     "canonical_handle",
     "canonical_id",
     "is_canonical_id",
     "is_handle",
+    "is_slug",
     "parse_id",
+    "parses_as_uuid",
+    "slug_problem",
 ]
 
 #: A server handle: lower case, digits, ``_`` and ``-``, no dots (so ``tool:<handle>.*`` can
 #: never cover another server's tools). Handles are their own canonical spelling.
 HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 _HANDLE = re.compile(HANDLE_PATTERN)
+
+#: A tenant slug: lower case, digits and ``-``; one that would parse as a UUID is refused too.
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+_SLUG = re.compile(SLUG_PATTERN)
 
 
 def is_canonical_id(value: str) -> bool:
@@ -60,3 +72,27 @@ def canonical_handle(value: str) -> str:
     if not is_handle(value):
         raise NotFound()
     return value
+
+
+def parses_as_uuid(value: str) -> bool:
+    """Whether ``uuid.UUID`` accepts ``value`` in any of its spellings (hyphens anywhere, braces,
+    ``urn:uuid:``, upper case)."""
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def slug_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a tenant slug, or None. A slug that parses as a UUID is refused:
+    ``{t}`` takes a slug or an id, and must never be able to mean both."""
+    if not _SLUG.fullmatch(value):
+        return "slug must be 1-63 of a-z, 0-9 and '-', starting with a letter or digit"
+    if parses_as_uuid(value):
+        return "slug must not look like a UUID (a tenant path names a tenant by slug or by id)"
+    return None
+
+
+def is_slug(value: str) -> bool:
+    return slug_problem(value) is None

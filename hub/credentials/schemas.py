@@ -10,9 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from hub.core.schemas import RequestModel, UtcDatetime
 
-__all__ = ["CredentialCreate", "CredentialRead", "CredentialUpdate", "OAuthDetails"]
+__all__ = [
+    "CredentialCreate",
+    "CredentialRead",
+    "CredentialType",
+    "CredentialUpdate",
+    "OAuthDetails",
+]
 
-TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+#: The closed set of credential types (``hub.credentials.constants.CREDENTIAL_TYPES``).
+CredentialType = Literal["api_key", "oauth_token", "secret"]
 MAX_SECRET = 8192
 MAX_METADATA_BYTES = 16_384
 
@@ -40,7 +47,9 @@ class CredentialCreate(RequestModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     name: str = Field(min_length=1, max_length=200)
-    type: str = Field(pattern=TYPE_PATTERN)
+    type: CredentialType = Field(
+        description="api_key or oauth_token: sent upstream as a bearer; secret: never sent"
+    )
     secret: SecretStr | None = Field(default=None, max_length=MAX_SECRET)
     api_base_url: str | None = Field(default=None, max_length=2048)
     expires_at: UtcDatetime | None = None
@@ -82,7 +91,7 @@ class CredentialRead(BaseModel):
 
     id: uuid.UUID
     name: str
-    type: str
+    type: str = Field(description="api_key, oauth_token or secret (older rows may differ)")
     api_base_url: str | None
     status: str
     expires_at: datetime | None

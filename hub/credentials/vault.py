@@ -25,12 +25,18 @@ from hub.credentials.exceptions import CredentialUnusable
 from hub.models import Credential
 
 __all__ = [
+    "UNUSABLE_MESSAGE",
     "decrypt_field",
     "decrypt_for_use",
     "is_expired",
     "is_refreshable",
     "load_usable_credential",
 ]
+
+UNUSABLE_MESSAGE = (
+    "credential not found or not usable upstream (it must be an active, unexpired api_key or "
+    "oauth_token; a secret is never sent)"
+)
 
 T = TypeVar("T")
 
@@ -39,7 +45,8 @@ async def load_usable_credential(
     session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
 ) -> Credential:
     """The credential if it can be used for MCP now; every other case reads as the same 404:
-    unknown, another tenant's, a type other than api_key/oauth_token, not active, or expired.
+    unknown, another tenant's, a type other than api_key/oauth_token (``secret`` is never sent),
+    not active, or expired. The message names the causes so an operator knows where to look.
 
     An expired OAuth credential that holds a refresh token is usable: the caller refreshes it
     before sending it (DESIGN §5, §9; :mod:`hub.upstream.tokens`)."""
@@ -51,7 +58,7 @@ async def load_usable_credential(
         or credential.secret_ciphertext is None
         or (is_expired(credential) and not is_refreshable(credential))
     ):
-        raise NotFound("credential not found")
+        raise NotFound(UNUSABLE_MESSAGE)
     return credential
 
 

@@ -13,7 +13,7 @@ from hub.egress import EgressError
 from hub.mcp import McpError
 from hub.upstream import InsufficientScope, TokenUnavailable
 
-__all__ = ["MESSAGES", "as_discovery_failure"]
+__all__ = ["MESSAGES", "UNAUTHORIZED_UNSENT", "as_discovery_failure"]
 
 MESSAGES: Final[dict[str, str]] = {
     "redirect_refused": "upstream redirected; redirects are not followed",
@@ -40,14 +40,23 @@ _ALIASES: Final[dict[str, str]] = {
     "malformed_response": "protocol_error",
     "input_required": "invalid_result",  # an MRTR result where a plain one is due
 }
+#: ``unauthorized`` when no secret went out (no credential, or the keyless sentinel).
+UNAUTHORIZED_UNSENT: Final = "upstream requires authorization, and no credential was sent"
 
 
 def as_discovery_failure(
     exc: EgressError | McpError | TokenUnavailable | InsufficientScope,
+    *,
+    credential_sent: bool = True,
 ) -> HubError:
+    """The 400 or 422 for ``exc``. An ``unauthorized`` says whether a credential was sent at all
+    (DESIGN §14): "refused the credential" is wrong advice when there was none to refuse."""
     reason = _ALIASES.get(exc.reason, exc.reason)
-    if reason == "invalid_url":
-        return BadRequest("url must be absolute https (http only to loopback when allowed)")
+    if reason == "invalid_url" and isinstance(exc, EgressError):
+        return BadRequest(exc.message)  # the URL rules' own fixed text, never the URL
     if reason not in MESSAGES:
         reason = "protocol_error"
+    if reason == "unauthorized":
+        message = MESSAGES[reason] if credential_sent else UNAUTHORIZED_UNSENT
+        return DiscoveryFailed(reason, message, credential_sent=credential_sent)
     return DiscoveryFailed(reason, MESSAGES[reason])

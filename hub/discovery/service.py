@@ -18,6 +18,7 @@ from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
+from hub.credentials.vault import is_keyless
 from hub.discovery import repository
 from hub.discovery.reasons import as_discovery_failure
 from hub.discovery.schemas import DiscoverRequest, DiscoverResult, DroppedTool
@@ -49,7 +50,8 @@ async def run_discovery(
     try:
         result = await discover_upstream(ctx, tenant_id, target, era_hint, db=db)
     except (EgressError, McpError, TokenUnavailable, InsufficientScope) as exc:
-        failure = as_discovery_failure(exc)
+        sent = target.credential is not None and not is_keyless(ctx.keyring, target.credential)
+        failure = as_discovery_failure(exc, credential_sent=sent)
         ctx.metrics.discoveries.labels(outcome=str(failure.extra.get("reason", "invalid"))).inc()
         raise failure from None
     ctx.metrics.discoveries.labels(outcome="ok").inc()

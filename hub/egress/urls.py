@@ -24,11 +24,29 @@ import httpx2
 
 from hub.egress.errors import UrlRejected
 
-__all__ = ["LoopbackRule", "is_header_safe_secret", "origin_of", "validate_url"]
+__all__ = [
+    "LOOPBACK_HINT",
+    "PLAIN_HTTP",
+    "LoopbackRule",
+    "is_header_safe_secret",
+    "origin_of",
+    "validate_url",
+]
 
 MAX_SECRET_LENGTH = 8192
 _MAX_URL_LENGTH = 8192
 _DEFAULT_PORTS = {"https": 443, "http": 80}
+
+#: The two refusals of plain ``http``: they name the setting, so an operator testing a local
+#: server knows what to change (and one on a remote host knows it never will be allowed).
+LOOPBACK_HINT = (
+    "url must be absolute https; plain http to a loopback address needs the hub to run with "
+    "HUB_ALLOW_LOOPBACK=true (development and tests only)"
+)
+PLAIN_HTTP = (
+    "url must be absolute https (plain http only to a loopback address, and only with "
+    "HUB_ALLOW_LOOPBACK=true)"
+)
 
 
 def _parse(url: object) -> httpx2.URL:
@@ -72,7 +90,7 @@ def validate_url(url: str, config: LoopbackRule) -> str:
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise UrlRejected("url port is not valid")
     if scheme == "http" and not (config.allow_loopback and _is_loopback_host(host)):
-        raise UrlRejected("url must be absolute https")
+        raise UrlRejected(LOOPBACK_HINT if _is_loopback_host(host) else PLAIN_HTTP)
     if parsed.port == _DEFAULT_PORTS[scheme]:
         parsed = parsed.copy_with(port=None)
     return str(parsed)

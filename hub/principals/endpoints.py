@@ -194,5 +194,5 @@ async def roll_platform_key(
 
 @whoami_router.get("/whoami", name="whoami")
 async def whoami(caller: CallerDep, session: SessionDep) -> Envelope[WhoAmI]:
-    """The calling principal, its tenant and its grants."""
+    """The calling principal, its tenant, its grants and (for an agent) its deployments."""
     return Envelope(data=await service.whoami(session, caller))

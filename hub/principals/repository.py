@@ -10,9 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
-from hub.models import ApiKey, Grant, Principal
+from hub.models import ApiKey, Deployment, Grant, Principal
 
 __all__ = [
+    "deployments_of_agent",
     "get_key",
     "get_platform_admin_key",
     "get_principal",
@@ -94,3 +95,23 @@ async def list_platform_admin_keys(
 ) -> Page[ApiKey]:
     query = select(ApiKey).where(ApiKey.principal_id == principal_id, ApiKey.tenant_id.is_(None))
     return await fetch_page(session, query, params, order=(ApiKey.created_at, ApiKey.id))
+
+
+#: At most this many deployments are listed in ``/whoami`` (an agent has a handful).
+WHOAMI_DEPLOYMENTS = 200
+
+
+async def deployments_of_agent(
+    session: AsyncSession, tenant_id: TenantId, agent_id: uuid.UUID
+) -> Sequence[Deployment]:
+    """The deployments whose agent is ``agent_id``, oldest first, for ``/whoami``.
+
+    A read of another domain's table from below it (principals sits under deployments, which
+    imports it), like ``hub.authz``'s tenant lookup: ids and names only, tenant-scoped."""
+    query = (
+        scoped(Deployment, tenant_id)
+        .where(Deployment.agent_id == agent_id)
+        .order_by(Deployment.created_at, Deployment.id)
+        .limit(WHOAMI_DEPLOYMENTS)
+    )
+    return (await session.execute(query)).scalars().all()

@@ -16,6 +16,7 @@ __all__ = [
     "KeyCreated",
     "KeyRead",
     "KeyRoll",
+    "OwnDeployment",
     "PrincipalCreate",
     "PrincipalRead",
     "PrincipalUpdate",
@@ -82,8 +83,24 @@ class KeyCreated(BaseModel):
     created_at: datetime
 
 
+class OwnDeployment(BaseModel):
+    """A deployment whose agent is the caller; its MCP endpoint is
+    ``/tenants/{tenant_id}/deployments/{id}/mcp`` (DESIGN §10.4)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    name: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
 class WhoAmI(BaseModel):
     principal: PrincipalRead
     tenant_id: uuid.UUID | None
+    tenant_slug: str | None = None
     is_platform_admin: bool
     grants: list[GrantRead]
+    deployments: list[OwnDeployment] = Field(
+        default_factory=list, description="The deployments whose agent is the caller"
+    )

@@ -17,7 +17,14 @@ from hub.grants.cache import PolicyCache
 from hub.grants.schemas import GrantRead
 from hub.models import Grant, Principal
 from hub.principals import repository
-from hub.principals.schemas import PrincipalCreate, PrincipalRead, PrincipalUpdate, WhoAmI
+from hub.principals.schemas import (
+    OwnDeployment,
+    PrincipalCreate,
+    PrincipalRead,
+    PrincipalUpdate,
+    WhoAmI,
+)
+from hub.tenants import service as tenants_service
 
 __all__ = [
     "create_principal",
@@ -130,18 +137,29 @@ async def principal_grants(
 
 
 async def whoami(session: AsyncSession, caller: Caller) -> WhoAmI:
-    """The calling principal, its tenant and its grants (none for the platform admin)."""
+    """The calling principal, its tenant (id and slug), its grants (none for the platform admin)
+    and, for an agent, the deployments it is the agent of (DESIGN §14)."""
+    slug = None
+    deployments: list[OwnDeployment] = []
     if caller.tenant_id is None:
         principal = await repository.get_platform_principal(session, caller.principal_id)
         grants: list[Grant] = []
     else:
         principal = await repository.get_principal(session, caller.tenant_id, caller.principal_id)
         grants = list(await repository.grants_of(session, caller.tenant_id, caller.principal_id))
+        slug = (await tenants_service.get_tenant(session, caller.tenant_id.value)).slug
+        if caller.kind == "agent":
+            rows = await repository.deployments_of_agent(
+                session, caller.tenant_id, caller.principal_id
+            )
+            deployments = [OwnDeployment.model_validate(row) for row in rows]
     if principal is None:  # deleted between authentication and now
         raise Unauthorized()
     return WhoAmI(
         principal=PrincipalRead.model_validate(principal),
         tenant_id=caller.tenant_id.value if caller.tenant_id else None,
+        tenant_slug=slug,
         is_platform_admin=caller.is_platform_admin,
         grants=[GrantRead.model_validate(g) for g in grants],
+        deployments=deployments,
     )

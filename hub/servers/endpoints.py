@@ -9,6 +9,7 @@ from fastapi import APIRouter, Response
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
 from hub.core.deps import SessionDep
+from hub.core.openapi import UPSTREAM_REFUSED
 from hub.core.pagination import PageParamsDep
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.servers import service
@@ -18,7 +19,7 @@ from hub.upstream.deps import UpstreamDep
 router = APIRouter(prefix="/tenants/{t}/servers", tags=["servers"])
 
 
-@router.post("", status_code=201, name="server.create")
+@router.post("", status_code=201, name="server.create", responses={422: UPSTREAM_REFUSED})
 async def create_server(
     body: ServerCreate,
     session: SessionDep,
@@ -51,7 +52,7 @@ async def get_server(
     return Envelope(data=ServerRead.model_validate(server))
 
 
-@router.patch("/{handle}", name="server.update")
+@router.patch("/{handle}", name="server.update", responses={422: UPSTREAM_REFUSED})
 async def update_server(
     handle: str,
     body: ServerUpdate,

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Response
 
 from hub.authz.deps import PlatformAdminDep
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
-from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.tenants import service
 from hub.tenants.schemas import TenantCreate, TenantRead, TenantUpdate
 
 router = APIRouter(prefix="/tenants", tags=["tenants"])
+
+#: ``{t}`` takes a tenant's id or its slug (DESIGN §14).
+TenantRef = Annotated[str, Path(description="Tenant id or slug")]
 
 
 @router.post("", status_code=201, name="tenant.create")
@@ -33,25 +37,29 @@ async def list_tenants(
 
 
 @router.get("/{t}", name="tenant.get")
-async def get_tenant(t: str, caller: PlatformAdminDep, session: SessionDep) -> Envelope[TenantRead]:
+async def get_tenant(
+    t: TenantRef, caller: PlatformAdminDep, session: SessionDep
+) -> Envelope[TenantRead]:
     """Get a tenant."""
-    tenant = await service.get_tenant(session, parse_id(t))
+    tenant = await service.resolve_tenant(session, t)
     return Envelope(data=TenantRead.model_validate(tenant))
 
 
 @router.patch("/{t}", name="tenant.update")
 async def update_tenant(
-    t: str, body: TenantUpdate, caller: PlatformAdminDep, session: SessionDep
+    t: TenantRef, body: TenantUpdate, caller: PlatformAdminDep, session: SessionDep
 ) -> Envelope[TenantRead]:
-    """Rename, disable or re-enable a tenant."""
+    """Rename a tenant (its name or slug), disable or re-enable it."""
+    tenant = await service.resolve_tenant(session, t)
     tenant = await service.update_tenant(
-        session, caller.principal_id, caller.request_id, parse_id(t), body
+        session, caller.principal_id, caller.request_id, tenant, body
     )
     return Envelope(data=TenantRead.model_validate(tenant))
 
 
 @router.delete("/{t}", status_code=204, name="tenant.disable")
-async def disable_tenant(t: str, caller: PlatformAdminDep, session: SessionDep) -> Response:
+async def disable_tenant(t: TenantRef, caller: PlatformAdminDep, session: SessionDep) -> Response:
     """Disable a tenant (tenants are never deleted); its keys stop working at once."""
-    await service.disable_tenant(session, caller.principal_id, caller.request_id, parse_id(t))
+    tenant = await service.resolve_tenant(session, t)
+    await service.disable_tenant(session, caller.principal_id, caller.request_id, tenant)
     return Response(status_code=204)

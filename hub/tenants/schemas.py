@@ -1,4 +1,8 @@
-"""Tenant request and response bodies (DESIGN §12)."""
+"""Tenant request and response bodies (DESIGN §12, §14).
+
+A slug names its tenant in every tenant path (``/tenants/acme/…``), so it can never parse as a
+UUID (creating or renaming to one is 400): ``{t}`` is a slug or an id, never both.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +10,37 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hub.core.paths import SLUG_PATTERN, slug_problem
 from hub.core.schemas import RequestModel
 
-__all__ = ["TenantCreate", "TenantRead", "TenantUpdate"]
+__all__ = ["SLUG_PATTERN", "TenantCreate", "TenantRead", "TenantUpdate"]
 
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+_SLUG_DESCRIPTION = "lowercase letters, digits and '-'; never UUID-shaped"
+
+
+def _check_slug(value: str | None) -> str | None:
+    if value is not None:
+        problem = slug_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+    return value
 
 
 class TenantCreate(RequestModel):
-    slug: str = Field(pattern=SLUG_PATTERN, description="lowercase letters, digits and '-'")
+    slug: str = Field(pattern=SLUG_PATTERN, description=_SLUG_DESCRIPTION)
     name: str = Field(min_length=1, max_length=200)
+
+    _slug = field_validator("slug")(_check_slug)
 
 
 class TenantUpdate(RequestModel):
+    slug: str | None = Field(default=None, pattern=SLUG_PATTERN, description=_SLUG_DESCRIPTION)
     name: str | None = Field(default=None, min_length=1, max_length=200)
     status: Literal["active", "disabled"] | None = None
+
+    _slug = field_validator("slug")(_check_slug)
 
 
 class TenantRead(BaseModel):

@@ -10,6 +10,7 @@ from hub.audit.service import record
 from hub.core import clock
 from hub.core.errors import Conflict, NotFound
 from hub.core.pagination import Page, PageParams
+from hub.core.paths import is_canonical_id, is_slug
 from hub.core.tenancy import TenantId, system_scope
 from hub.models import Tenant
 from hub.tenants import repository
@@ -20,6 +21,7 @@ __all__ = [
     "disable_tenant",
     "get_tenant",
     "list_tenants",
+    "resolve_tenant",
     "tenant_exists",
     "update_tenant",
 ]
@@ -62,6 +64,19 @@ async def get_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> Tenant:
     return tenant
 
 
+async def resolve_tenant(session: AsyncSession, ref: str) -> Tenant:
+    """The tenant a platform path's ``{t}`` names, by canonical id or by slug (DESIGN §14);
+    anything else reads as 404."""
+    tenant = None
+    if is_canonical_id(ref):
+        tenant = await repository.get_tenant(session, uuid.UUID(ref))
+    elif is_slug(ref):
+        tenant = await repository.get_by_slug(session, ref)
+    if tenant is None:
+        raise NotFound("tenant not found")
+    return tenant
+
+
 async def list_tenants(session: AsyncSession, params: PageParams) -> Page[Tenant]:
     return await repository.list_tenants(session, params)
 
@@ -70,11 +85,15 @@ async def update_tenant(
     session: AsyncSession,
     actor_id: uuid.UUID,
     request_id: str,
-    tenant_id: uuid.UUID,
+    tenant: Tenant,
     data: TenantUpdate,
 ) -> Tenant:
-    tenant = await get_tenant(session, tenant_id)
+    """Rename (name or slug), disable or re-enable; a slug another tenant has is 409."""
     changes = data.model_dump(exclude_unset=True, exclude_none=True)
+    slug = changes.get("slug")
+    renaming = slug is not None and slug != tenant.slug
+    if renaming and await repository.get_by_slug(session, str(slug)) is not None:
+        raise Conflict("a tenant with this slug exists")
     for field, value in changes.items():
         setattr(tenant, field, value)
     await session.flush()
@@ -85,15 +104,14 @@ async def update_tenant(
         action="tenant.update",
         resource=f"tenant:{tenant.id}",
         request_id=request_id,
-        details={"fields": sorted(changes)},
+        details={"fields": sorted(changes), "slug": tenant.slug},
     )
     return tenant
 
 
 async def disable_tenant(
-    session: AsyncSession, actor_id: uuid.UUID, request_id: str, tenant_id: uuid.UUID
+    session: AsyncSession, actor_id: uuid.UUID, request_id: str, tenant: Tenant
 ) -> None:
-    tenant = await get_tenant(session, tenant_id)
     tenant.status = "disabled"
     await session.flush()
     await record(

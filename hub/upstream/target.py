@@ -23,7 +23,8 @@ from hub.upstream.pinning import ensure_within_pin, pin_origin
 
 __all__ = ["INVALID_URL_MESSAGE", "Target", "resolve_target"]
 
-INVALID_URL_MESSAGE = "url must be absolute https (http only to loopback when allowed)"
+#: The fallback text of a refused URL (each rule of ``validate_url`` has its own fixed text).
+INVALID_URL_MESSAGE = "url must be absolute https"
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,9 @@ async def resolve_target(
     """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin."""
     try:
         checked = validate_url(url, ctx.egress)
-    except UrlRejected:
-        raise BadRequest(INVALID_URL_MESSAGE) from None
+    except UrlRejected as exc:
+        # the rule's own fixed text (it never quotes the URL), e.g. naming HUB_ALLOW_LOOPBACK
+        raise BadRequest(exc.message or INVALID_URL_MESSAGE) from None
     credential = None
     if credential_id is not None:
         credential = await load_usable_credential(session, tenant_id, credential_id)

@@ -51,7 +51,14 @@ def test_diff_names_added_removed_and_changed_fields() -> None:
     diff = diff_tools(old, new)
     assert diff.added == ["fresh"]
     assert diff.removed == ["gone"]
-    assert diff.changed == [{"name": "search", "fields": ["input_schema", "meta"]}]
+    assert diff.changed == [
+        {
+            "name": "search",
+            "fields": ["input_schema", "meta"],
+            "before": {"input_schema": {"type": "object"}},
+            "after": {"input_schema": {"type": "object", "required": ["q"]}, "meta": {"a": 1}},
+        }
+    ]
     assert diff_tools(old, old).changed == []
 
 

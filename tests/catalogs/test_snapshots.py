@@ -45,6 +45,7 @@ async def test_schema_drift_on_a_real_sdk_peer(
 
     changed = copy.deepcopy(tools)
     target = next(t for t in changed if t["name"] == "add")
+    target_before = copy.deepcopy(target["inputSchema"])
     target["inputSchema"]["properties"]["c"] = {"type": "integer"}
     peer.set_tools(changed)
     second = await client.post(f"{server_url}/catalogs", headers=admin.headers)
@@ -59,7 +60,14 @@ async def test_schema_drift_on_a_real_sdk_peer(
         "to": 2,
         "added": [],
         "removed": [],
-        "changed": [{"name": "add", "fields": ["input_schema"]}],
+        "changed": [
+            {
+                "name": "add",
+                "fields": ["input_schema"],
+                "before": {"input_schema": target_before},
+                "after": {"input_schema": target["inputSchema"]},
+            }
+        ],
     }
     third = await client.post(f"{server_url}/catalogs", headers=admin.headers)
     assert third.status_code == 200

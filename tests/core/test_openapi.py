@@ -71,3 +71,53 @@ def test_no_fastapi_422_is_documented(document: dict[str, Any]) -> None:
     for item in document["paths"].values():
         for operation in item.values():
             assert "HTTPValidationError" not in str(operation["responses"].get("422", ""))
+
+
+PUBLIC = {"/healthz", "/readyz", "/metrics"}
+READ_ONLY_POSTS = {("post", "/tenants/{t}/grants/check")}
+UPSTREAM = {
+    ("post", "/tenants/{t}/mcp/discover"),
+    ("post", "/tenants/{t}/servers"),
+    ("patch", "/tenants/{t}/servers/{handle}"),
+    ("post", "/tenants/{t}/servers/{handle}/catalogs"),
+}
+
+
+def _expected_errors(method: str, path: str, operation: dict[str, Any]) -> set[str]:
+    if path in PUBLIC:
+        return set()
+    expected = {"401", "503"}
+    if path != "/whoami":
+        expected.add("403")
+    if "{" in path:
+        expected.add("404")
+    if method in ("post", "patch", "delete") and (method, path) not in READ_ONLY_POSTS:
+        expected.add("409")
+    if "requestBody" in operation:
+        expected.add("413")
+    if (method, path) in UPSTREAM:
+        expected.add("422")
+    return expected
+
+
+def test_every_error_status_a_route_answers_is_documented(document: dict[str, Any]) -> None:
+    missing = []
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            for status in sorted(_expected_errors(method, path, operation) - set(responses)):
+                missing.append(f"{method.upper()} {path} {status}")
+    assert missing == []
+
+
+def test_every_documented_error_has_the_error_schema(document: dict[str, Any]) -> None:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if int(status) >= 400:
+                    schema = response["content"]["application/json"]["schema"]
+                    assert schema == {"$ref": "#/components/schemas/ErrorResponse"}, (
+                        method,
+                        path,
+                        status,
+                    )

@@ -100,10 +100,10 @@ async def test_validation_rules(client: httpx2.AsyncClient, database: Database) 
     )
     assert oauth_no_url.status_code == 400
     other = await client.post(
-        url, json=_body(type="password", api_base_url=None), headers=admin.headers
+        url, json=_body(type="secret", api_base_url=None), headers=admin.headers
     )
     assert other.status_code == 201
-    assert other.json()["data"]["type"] == "password"
+    assert other.json()["data"]["type"] == "secret"
     for bad_url in [
         "ftp://x.example.com",
         "https://u:p@x.example.com",

@@ -169,7 +169,7 @@ async def test_unusable_credentials_read_as_404(
     tenant, other = await make_tenant(database), await make_tenant(database)
     admin = await make_principal(database, tenant.id)
     other_admin = await make_principal(database, other.id)
-    password = await _create(client, tenant.id, admin.headers, "pw", type="password")
+    password = await _create(client, tenant.id, admin.headers, "pw", type="secret")
     errored = await _create(client, tenant.id, admin.headers, "x-0123456789abcdefg", status="error")
     expired = await _create(
         client, tenant.id, admin.headers, "x-0123456789abcdefg", expires_at="2000-01-01T00:00:00Z"

@@ -47,7 +47,9 @@ def _origin(url: str) -> str:
 def _assert_failure(response: httpx2.Response, reason: str) -> None:
     assert response.status_code == 422, response.text
     error = response.json()["error"]
-    assert set(error) == {"code", "reason", "message", "request_id"}
+    # an unauthorized says whether a credential was sent (DESIGN §14)
+    extra = {"credential_sent"} if reason == "unauthorized" else set()
+    assert set(error) == {"code", "reason", "message", "request_id"} | extra
     assert error["code"] == "discovery_failed"
     assert error["reason"] == reason
     assert CANARY not in response.text
@@ -101,9 +103,9 @@ async def test_the_400_404_422_matrix(
     assert (
         await client.post(f"/tenants/{t}/mcp/discover", json={}, headers=admin.headers)
     ).status_code == 400
-    # 404: unknown, other tenant's, password-typed, expired, error-status credentials
+    # 404: unknown, other tenant's, secret-typed, expired, error-status credentials
     foreign = await _credential(client, other_t, other_admin, origin)
-    password = await _credential(client, t, admin, origin, type="password")
+    password = await _credential(client, t, admin, origin, type="secret")
     expired = await _credential(client, t, admin, origin, expires_at="2001-01-01T00:00:00Z")
     errored = await _credential(client, t, admin, origin, status="error")
     for cid in [str(uuid.uuid4()), foreign, password, expired, errored]:

@@ -216,6 +216,8 @@ ROUTES: dict[str, Route] = {
     "openapi": Route("public", "GET", "/openapi.json"),
     "swagger_ui_html": Route("public", "GET", "/docs"),
     "swagger_ui_redirect": Route("public", "GET", "/docs/oauth2-redirect"),
+    "redoc_html": Route("public", "GET", "/redoc"),
+    "docs_asset": Route("public", "GET", "/docs/assets/{name}"),
     "whoami": Route("self", "GET", "/whoami"),
     # platform
     "tenant.create": Route(
@@ -436,6 +438,7 @@ ROUTES: dict[str, Route] = {
         prepare=_peer_credential,
     ),
     "catalog.list": Route("tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs"),
+    "catalog.latest": Route("tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs/latest"),
     "catalog.get": Route("tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs/{version}"),
     "catalog.diff": Route(
         "tenant", "GET", "/tenants/{t}/servers/{handle}/catalogs/{version}/diff?from=1"

@@ -1,0 +1,129 @@
+"""``hub approvals``: calls waiting for a person's decision (DESIGN §10.3, §15).
+
+Against the approvals API: ``GET /tenants/{t}/approvals`` (filters ``status``, ``deployment_id``,
+``agent_id``), ``GET …/{a}`` and ``POST …/{a}/decision {"decision": "approve"|"deny", "note"?}``.
+``show`` prints the exact arguments the call would forward (escaped, so control and bidi
+characters in them are visible instead of acting on the terminal), with their sha256.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from hub.cli.remote import resolve
+from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
+from hub.cli.remote.output import Column
+from hub.cli.remote.profiles import DEFAULT_PROFILE
+
+__all__ = ["approvals_app"]
+
+approvals_app = typer.Typer(no_args_is_help=True, help="Approvals of ask-gated tool calls.")
+
+ApprovalArg = Annotated[str, typer.Argument(metavar="APPROVAL", help="The approval's id.")]
+NoteOpt = Annotated[
+    str | None, typer.Option("--note", help="Why (kept with the decision and audited).")
+]
+COLUMNS = [
+    Column.of("ID", "id"),
+    Column.of("STATUS", "status"),
+    Column.of("TOOL", "grant_key", 50),
+    Column.of("AGENT", "agent_id"),
+    Column.time("REQUESTED", "requested_at"),
+    Column.time("EXPIRES", "expires_at"),
+]
+DETAIL = [
+    *COLUMNS,
+    Column.of("DEPLOYMENT", "deployment_id"),
+    Column.of("CATALOG", "catalog_version"),
+    Column.of("ARGUMENTS SHA256", "arguments_sha256"),
+    Column.of("DECIDED BY", "decided_by"),
+    Column.time("DECIDED", "decided_at"),
+    Column.of("NOTE", "note"),
+    Column.of("DRIFT", "drift"),
+]
+
+
+class Status(StrEnum):
+    pending = "pending"
+    approved = "approved"
+    denied = "denied"
+    expired = "expired"
+    used = "used"
+
+
+@approvals_app.command("list")
+def list_approvals(
+    status: Annotated[Status | None, typer.Option("--status", help="Only these.")] = None,
+    deployment: Annotated[
+        str | None, typer.Option("--deployment", metavar="DEPLOYMENT", help="Name or id.")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", metavar="AGENT", help="Name or id.")
+    ] = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """List approvals (pending first is the hub's order), with filters."""
+    with remote(profile, as_json, tenant) as r:
+        items = r.client.list_all(
+            r.path("approvals"),
+            status=status.value if status else None,
+            deployment_id=resolve.deployment(r, deployment)["id"] if deployment else None,
+            agent_id=resolve.principal(r, agent)["id"] if agent else None,
+        )
+        r.out.table(items, COLUMNS)
+
+
+@approvals_app.command("show")
+def show_approval(
+    approval: ApprovalArg,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show an approval and the exact arguments the call would forward."""
+    with remote(profile, as_json, tenant) as r:
+        found = r.client.get(r.path("approvals", approval))
+        if r.out.as_json:
+            r.out.json(found)
+            return
+        r.out.record(found, DETAIL)
+        typer.echo("arguments (exactly as they would be forwarded):")
+        typer.echo(json.dumps(found.get("arguments"), indent=2, ensure_ascii=True, sort_keys=True))
+
+
+def _decide(r: Remote, approval: str, decision: str, note: str | None) -> None:
+    body = {"decision": decision} if note is None else {"decision": decision, "note": note}
+    made = r.client.post(r.path("approvals", approval, "decision"), body)
+    r.out.done(made, f"approval {made['id']}: {made['status']}")
+
+
+@approvals_app.command("approve")
+def approve(
+    approval: ApprovalArg,
+    note: NoteOpt = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Approve a pending call (people only; needs the tool's call yourself)."""
+    with remote(profile, as_json, tenant) as r:
+        _decide(r, approval, "approve", note)
+
+
+@approvals_app.command("deny")
+def deny(
+    approval: ApprovalArg,
+    note: NoteOpt = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Deny a pending call."""
+    with remote(profile, as_json, tenant) as r:
+        _decide(r, approval, "deny", note)

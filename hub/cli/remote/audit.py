@@ -1,0 +1,98 @@
+"""``hub audit tail|verify``: the tenant's audit trail (DESIGN §11).
+
+Written against ``GET /tenants/{t}/audit`` (a cursor-paginated list, oldest first) and
+``GET /tenants/{t}/audit/verify`` (the hash chain's check). ``tail`` walks the list to its end
+with a progress bar and prints the last rows; ``--follow`` then re-reads the last page every
+``--interval`` seconds and prints rows it has not shown yet. ``verify`` prints the hub's answer
+and exits 1 when the chain is reported broken.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Annotated, Any
+
+import typer
+
+from hub.cli.remote.client import PAGE_LIMIT
+from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
+from hub.cli.remote.output import Column, progress
+from hub.cli.remote.profiles import DEFAULT_PROFILE
+
+__all__ = ["audit_app"]
+
+audit_app = typer.Typer(no_args_is_help=True, help="The audit trail.")
+
+COLUMNS = [
+    Column.time("AT", "at"),
+    Column.of("ACTOR", "actor_id"),
+    Column.of("ACTION", "action"),
+    Column.of("RESOURCE", "resource", 60),
+    Column.of("OUTCOME", "outcome"),
+    Column.of("REQUEST", "request_id"),
+]
+
+
+def _walk(r: Remote, last: int) -> tuple[list[dict[str, Any]], str | None]:
+    """The last ``last`` rows, and the cursor that reads the final page again."""
+    rows: deque[dict[str, Any]] = deque(maxlen=last)
+    cursor: str | None = None
+    seen = 0
+    with progress("reading the audit trail") as update:
+        while True:
+            params: dict[str, Any] = {"limit": PAGE_LIMIT, "cursor": cursor}
+            body = r.client.request("GET", r.path("audit"), params=_present(params)).json()
+            page = list(body.get("data") or [])
+            rows.extend(page)
+            seen += len(page)
+            update(seen)
+            if not body.get("next_cursor"):
+                return list(rows), cursor
+            cursor = body["next_cursor"]
+
+
+def _present(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+@audit_app.command("tail")
+def tail(
+    lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=10_000, help="How many.")] = 20,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new rows.")] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", min=0.5, help="Seconds between polls.")
+    ] = 2.0,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the newest audit rows (and, with --follow, new ones as they come)."""
+    with remote(profile, as_json, tenant) as r:
+        rows, cursor = _walk(r, lines)
+        r.out.table(rows, COLUMNS)
+        shown = {row.get("id") for row in rows}
+        while follow:
+            time.sleep(interval)
+            params = _present({"limit": PAGE_LIMIT, "cursor": cursor})
+            body = r.client.request("GET", r.path("audit"), params=params).json()
+            fresh = [row for row in body.get("data") or [] if row.get("id") not in shown]
+            if fresh:
+                r.out.table(fresh, COLUMNS)
+                shown.update(row.get("id") for row in fresh)
+            if body.get("next_cursor"):
+                cursor = body["next_cursor"]
+
+
+@audit_app.command("verify")
+def verify(
+    tenant: TenantOpt = None, profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False
+) -> None:
+    """Check the tenant's audit hash chain; exit 1 when the hub reports it broken."""
+    with remote(profile, as_json, tenant) as r:
+        with progress("verifying the audit chain"):
+            answer = r.client.get(r.path("audit", "verify"))
+        fields = answer if isinstance(answer, dict) else {"result": answer}
+        r.out.record(fields, [Column.of(key, key) for key in sorted(fields)])
+        if fields.get("ok") is False or fields.get("valid") is False:
+            raise typer.Exit(1)

@@ -1,0 +1,169 @@
+"""``hub credentials``: a tenant's encrypted secrets for upstream servers (DESIGN §3, §14).
+
+The secret is read from a hidden prompt (asked twice) or, with ``--secret-stdin``, from standard
+input — never from a flag, where ``ps`` and shell history would keep it. It is sent to the hub
+once and never shown again by anything. Types: ``api_key`` and ``oauth_token`` are sent upstream
+as a bearer (to the origin of ``--base-url`` only); ``secret`` is stored and never sent anywhere.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from hub.cli.remote import resolve
+from hub.cli.remote.context import JsonOpt, ProfileOpt, TenantOpt, remote
+from hub.cli.remote.output import Column, fail
+from hub.cli.remote.profiles import DEFAULT_PROFILE
+
+__all__ = ["credentials_app", "read_secret"]
+
+credentials_app = typer.Typer(no_args_is_help=True, help="Credentials (write-only secrets).")
+
+CredentialArg = Annotated[str, typer.Argument(metavar="CREDENTIAL", help="Name or id.")]
+SecretStdinOpt = Annotated[
+    bool, typer.Option("--secret-stdin", help="Read the secret from standard input.")
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", metavar="URL", help="The provider's URL; its origin is the pin."),
+]
+ExpiresOpt = Annotated[
+    str | None, typer.Option("--expires-at", metavar="TIME", help="ISO 8601, with a zone.")
+]
+COLUMNS = [
+    Column.of("NAME", "name", 40),
+    Column.of("TYPE", "type"),
+    Column.of("BASE URL", "api_base_url", 50),
+    Column.of("STATUS", "status"),
+    Column("AUTH", lambda c: ((c.get("metadata") or {}).get("mcp") or {}).get("auth")),
+    Column.of("SECRET", "has_secret"),
+    Column.of("VERSION", "version"),
+    Column.of("ID", "id"),
+    Column.time("EXPIRES", "expires_at"),
+]
+
+
+class CredentialType(StrEnum):
+    api_key = "api_key"
+    oauth_token = "oauth_token"  # noqa: S105 - a type's name, not a secret
+    secret = "secret"  # noqa: S105 - a type's name, not a secret
+
+
+class AuthMode(StrEnum):
+    none = "none"
+    token = "token"  # noqa: S105 - a mode's name, not a secret
+    oauth = "oauth"
+
+
+def read_secret(from_stdin: bool) -> str:
+    """The secret, from stdin (one value; a trailing newline is dropped) or a hidden prompt."""
+    if from_stdin:
+        value = sys.stdin.read()
+        value = value[:-1] if value.endswith("\n") else value
+        value = value[:-1] if value.endswith("\r") else value
+    else:
+        value = typer.prompt("Secret", hide_input=True, confirmation_prompt=True, err=True)
+    if not value:
+        fail("the secret is empty")
+    return value
+
+
+@credentials_app.command("list")
+def list_credentials(
+    tenant: TenantOpt = None, profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False
+) -> None:
+    """List credentials (never their secrets)."""
+    with remote(profile, as_json, tenant) as r:
+        r.out.table(r.client.list_all(r.path("credentials")), COLUMNS)
+
+
+@credentials_app.command("show")
+def show_credential(
+    credential: CredentialArg,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a credential (never its secret)."""
+    with remote(profile, as_json, tenant) as r:
+        r.out.record(resolve.credential(r, credential), COLUMNS)
+
+
+@credentials_app.command("create")
+def create_credential(
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="A name, unique in the tenant to use it as one.")
+    ],
+    kind: Annotated[CredentialType, typer.Option("--type", help="What the secret is.")] = (
+        CredentialType.api_key
+    ),
+    base_url: BaseUrlOpt = None,
+    auth: Annotated[
+        AuthMode | None,
+        typer.Option("--auth", help="MCP auth mode; 'none' stores no secret (a keyless server)."),
+    ] = None,
+    expires_at: ExpiresOpt = None,
+    secret_stdin: SecretStdinOpt = False,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store a credential; the secret comes from a prompt or --secret-stdin."""
+    body: dict[str, Any] = {"name": name, "type": kind.value}
+    if base_url is not None:
+        body["api_base_url"] = base_url
+    if expires_at is not None:
+        body["expires_at"] = expires_at
+    if auth is not None:
+        body["metadata"] = {"mcp": {"auth": auth.value}}
+    if auth is not AuthMode.none:
+        body["secret"] = read_secret(secret_stdin)
+    with remote(profile, as_json, tenant) as r:
+        made = r.client.post(r.path("credentials"), body)
+        r.out.done(made, f"credential {made['name']} created ({made['id']})")
+
+
+@credentials_app.command("update")
+def update_credential(
+    credential: CredentialArg,
+    name: Annotated[str | None, typer.Option("--name", help="New name.")] = None,
+    base_url: BaseUrlOpt = None,
+    new_secret: Annotated[
+        bool, typer.Option("--new-secret", help="Replace the secret (asked for, hidden).")
+    ] = False,
+    secret_stdin: SecretStdinOpt = False,
+    expires_at: ExpiresOpt = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rename, move (a new --base-url needs a new secret) or re-key a credential."""
+    body: dict[str, Any] = {
+        k: v
+        for k, v in {"name": name, "api_base_url": base_url, "expires_at": expires_at}.items()
+        if v is not None
+    }
+    if new_secret or secret_stdin:
+        body["secret"] = read_secret(secret_stdin)
+    if not body:
+        fail("nothing to change (see --help)")
+    with remote(profile, as_json, tenant) as r:
+        found = resolve.credential(r, credential)
+        body["version"] = found["version"]  # compare-and-swap on what was just read
+        made = r.client.patch(r.path("credentials", found["id"]), body)
+        r.out.done(made, f"credential {made['name']} updated (version {made['version']})")
+
+
+@credentials_app.command("delete")
+def delete_credential(
+    credential: CredentialArg, tenant: TenantOpt = None, profile: ProfileOpt = DEFAULT_PROFILE
+) -> None:
+    """Revoke a credential: final, and its encrypted secret is wiped."""
+    with remote(profile, False, tenant) as r:
+        found = resolve.credential(r, credential)
+        r.client.delete(r.path("credentials", found["id"]))
+        typer.echo(f"credential {found['name']} revoked")

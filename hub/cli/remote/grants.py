@@ -1,0 +1,150 @@
+"""``hub grants``: allow, ask or deny for a principal on a resource pattern (DESIGN §8).
+
+Resources are ``kind:qualifier`` patterns — ``tool:github.*``, ``tool:github.search``,
+``credential:*``, ``audit`` — and actions are per kind (``tool`` takes ``call``). A pattern that
+names an object by id takes the id (``credential:<id>``); principals are named by name or id.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from hub.cli.remote import resolve
+from hub.cli.remote.context import JsonOpt, ProfileOpt, TenantOpt, remote
+from hub.cli.remote.output import Column, fail
+from hub.cli.remote.profiles import DEFAULT_PROFILE
+
+__all__ = ["grants_app"]
+
+grants_app = typer.Typer(no_args_is_help=True, help="Grants: who may do what.")
+
+PrincipalArg = Annotated[str, typer.Argument(metavar="PRINCIPAL", help="Name or id.")]
+ResourceArg = Annotated[
+    str, typer.Argument(metavar="RESOURCE", help="A pattern: tool:github.*, credential:*, …")
+]
+
+
+class Action(StrEnum):
+    read = "read"
+    write = "write"
+    use = "use"
+    decide = "decide"
+    call = "call"
+    any = "*"
+
+
+class Effect(StrEnum):
+    allow = "allow"
+    ask = "ask"
+    deny = "deny"
+
+
+ActionArg = Annotated[Action, typer.Argument(metavar="ACTION", help="call, read, write, …")]
+COLUMNS = [
+    Column.of("ID", "id"),
+    Column.of("RESOURCE", "resource", 60),
+    Column.of("ACTION", "action"),
+    Column.of("EFFECT", "effect"),
+    Column("CONDITIONS", lambda g: g.get("conditions") or None),
+    Column.time("EXPIRES", "expires_at"),
+]
+
+
+@grants_app.command("add")
+def add_grant(
+    principal: PrincipalArg,
+    resource: ResourceArg,
+    action: ActionArg,
+    effect: Annotated[Effect, typer.Option("--effect", help="What the grant says.")] = Effect.allow,
+    expires_at: Annotated[
+        str | None, typer.Option("--expires-at", metavar="TIME", help="ISO 8601, with a zone.")
+    ] = None,
+    conditions: Annotated[
+        str | None,
+        typer.Option("--conditions", metavar="JSON", help='e.g. {"time_window": {…}}'),
+    ] = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Grant PRINCIPAL an effect for ACTION on RESOURCE."""
+    body: dict[str, Any] = {"resource": resource, "action": action.value, "effect": effect.value}
+    if expires_at is not None:
+        body["expires_at"] = expires_at
+    if conditions is not None:
+        try:
+            body["conditions"] = json.loads(conditions)
+        except ValueError:
+            fail("--conditions must be a JSON object")
+    with remote(profile, as_json, tenant) as r:
+        found = resolve.principal(r, principal)
+        made = r.client.post(r.path("grants"), {"principal_id": found["id"], **body})
+        r.out.done(
+            made,
+            f"grant {made['id']}: {found['name']} {made['effect']} {made['action']} "
+            f"on {made['resource']}",
+        )
+
+
+@grants_app.command("list")
+def list_grants(
+    principal: Annotated[
+        str | None, typer.Option("--principal", "-p", metavar="PRINCIPAL", help="Only theirs.")
+    ] = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """List grants (of one principal with --principal)."""
+    with remote(profile, as_json, tenant) as r:
+        principal_id = resolve.principal(r, principal)["id"] if principal else None
+        grants = r.client.list_all(r.path("grants"), principal_id=principal_id)
+        names = (
+            {}
+            if r.out.as_json
+            else {p["id"]: p["name"] for p in r.client.list_all(r.path("principals"))}
+        )
+        who = Column("PRINCIPAL", lambda g: names.get(g["principal_id"], g["principal_id"]))
+        r.out.table(grants, [COLUMNS[0], who, *COLUMNS[1:]])
+
+
+@grants_app.command("delete")
+def delete_grant(
+    grant: Annotated[str, typer.Argument(metavar="GRANT", help="The grant's id.")],
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+) -> None:
+    """Delete a grant; every replica honours it on the next request."""
+    with remote(profile, False, tenant) as r:
+        r.client.delete(r.path("grants", grant))
+        typer.echo(f"grant {grant} deleted")
+
+
+@grants_app.command("check")
+def check_grant(
+    principal: PrincipalArg,
+    resource: Annotated[str, typer.Argument(metavar="RESOURCE", help="tool:github.search, …")],
+    action: ActionArg,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """The decision PRINCIPAL gets for ACTION on RESOURCE, and the grant that decides it."""
+    with remote(profile, as_json, tenant) as r:
+        found = resolve.principal(r, principal)
+        body = {"principal_id": found["id"], "resource": resource, "action": action.value}
+        decision = r.client.post(r.path("grants", "check"), body)
+        r.out.record(
+            {"principal": found["name"], "resource": resource, "action": action.value, **decision},
+            [
+                Column.of("principal", "principal"),
+                Column.of("resource", "resource"),
+                Column.of("action", "action"),
+                Column.of("effect", "effect"),
+                Column.of("grant", "grant_id"),
+            ],
+        )

@@ -1,0 +1,143 @@
+"""``hub login``, ``hub logout`` and ``hub whoami``: profiles of the remote client (DESIGN §14).
+
+``hub login --url URL`` takes the API key from ``HUB_API_KEY`` or a hidden prompt — never from a
+flag, where ``ps`` and shell history would keep it — checks it with ``GET /whoami`` and saves
+the profile (see :mod:`~hub.cli.remote.profiles`). A tenant principal's tenant becomes the
+profile's default tenant. Plain ``http`` is refused except to a loopback address: the key would
+cross the network readable.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import typer
+
+from hub.cli.remote.client import HubClient, RemoteError
+from hub.cli.remote.context import JsonOpt, ProfileOpt, TenantOpt, remote
+from hub.cli.remote.output import Column, Output, fail, note
+from hub.cli.remote.profiles import (
+    DEFAULT_PROFILE,
+    Profile,
+    ProfileError,
+    delete_profile,
+    save_profile,
+)
+
+__all__ = ["login", "logout", "whoami"]
+
+KEY_ENV = "HUB_API_KEY"
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname or parts.query or parts.fragment:
+        fail("--url must be the hub's base URL, e.g. https://hub.example.com")
+    if parts.scheme == "http" and not _loopback(parts.hostname):
+        fail("--url must be https: over plain http (allowed to loopback only) the key is readable")
+    return url.rstrip("/")
+
+
+def _key() -> str:
+    key = os.environ.get(KEY_ENV) or typer.prompt("API key", hide_input=True, err=True)
+    key = key.strip()
+    if not key:
+        fail("no API key given")
+    return key
+
+
+def _describe(me: dict[str, Any]) -> str:
+    principal = me["principal"]
+    if me.get("is_platform_admin"):
+        return f"{principal['name']} (platform admin)"
+    role = f", {principal['role']}" if principal.get("role") else ""
+    return f"{principal['name']} ({principal['kind']}{role}) in tenant {me.get('tenant_slug')}"
+
+
+def login(
+    url: Annotated[str, typer.Option("--url", help="The hub's base URL.")],
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    hub_ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--hub-ca",
+            exists=True,
+            dir_okay=False,
+            resolve_path=True,
+            help="CA bundle (PEM) of a hub whose certificate a private CA issued.",
+        ),
+    ] = None,
+    tenant: TenantOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Log in to a hub: the key from HUB_API_KEY or a prompt, checked, kept in a 0600 file."""
+    base = _check_url(url)
+    key = _key()
+    ca = str(hub_ca) if hub_ca else None
+    try:
+        with HubClient(base, key, hub_ca=ca) as client:
+            me = client.get("/whoami")
+    except RemoteError as exc:
+        fail(str(exc))
+    default_tenant = tenant or me.get("tenant_slug")
+    try:
+        key_file = save_profile(Profile(profile, base, ca, default_tenant), key)
+    except (ProfileError, OSError) as exc:
+        fail(f"cannot save the profile: {exc}")
+    note(f"profile {profile!r} saved; its key is in {key_file} (mode 0600)")
+    Output(as_json).done(me, f"logged in to {base} as {_describe(me)}")
+
+
+def logout(profile: ProfileOpt = DEFAULT_PROFILE) -> None:
+    """Forget a profile and delete its key file (the key itself stays valid: revoke it with
+    `hub keys delete`)."""
+    try:
+        removed = delete_profile(profile)
+    except ProfileError as exc:
+        fail(str(exc))
+    typer.echo(f"profile {profile!r} {'removed' if removed else 'was not there'}")
+
+
+def whoami(profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False) -> None:
+    """Who the profile's key is: principal, tenant, grants and (for an agent) deployments."""
+    with remote(profile, as_json) as r:
+        me = r.client.get("/whoami")
+        if r.out.as_json:
+            r.out.json(me)
+            return
+        r.out.record(
+            me,
+            [
+                Column("hub", lambda _m: r.profile.url),
+                Column("principal", _describe),
+                Column("id", lambda m: m["principal"]["id"]),
+                Column("tenant", lambda m: m.get("tenant_id")),
+                Column("grants", lambda m: len(m.get("grants") or [])),
+            ],
+        )
+        if me.get("grants"):
+            r.out.table(
+                me["grants"],
+                [
+                    Column.of("RESOURCE", "resource"),
+                    Column.of("ACTION", "action"),
+                    Column.of("EFFECT", "effect"),
+                ],
+            )
+        if me.get("deployments"):
+            r.out.table(
+                me["deployments"], [Column.of("DEPLOYMENT", "id"), Column.of("NAME", "name")]
+            )

@@ -1,0 +1,78 @@
+"""Names accepted wherever they are unique (DESIGN §14), resolved client-side by list calls.
+
+A principal, credential or deployment may be named by its id or by its name; a name must match
+exactly one object (live ones first: a deleted principal or revoked credential sharing a name
+with a live one does not make the name ambiguous). Keys are named by id or by their display
+prefix (``hub_<kid>``). Tenants need nothing here: the hub itself accepts a slug in ``{t}``, and
+servers are named by their handle in paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hub.cli.remote.client import RemoteError
+from hub.cli.remote.context import Remote, is_id
+
+__all__ = ["credential", "deployment", "key", "names", "one_named", "principal"]
+
+Item = dict[str, Any]
+
+
+def one_named(
+    items: list[Item],
+    ref: str,
+    what: str,
+    *,
+    key: str = "name",
+    live: Callable[[Item], bool] = lambda _item: True,
+) -> Item:
+    """The one item whose ``key`` is ``ref`` (preferring live ones), else a clear error."""
+    matches = [item for item in items if item.get(key) == ref]
+    if len(matches) > 1:
+        alive = [item for item in matches if live(item)]
+        matches = alive if alive else matches
+    if not matches:
+        raise RemoteError(f"no {what} named {ref!r} in this tenant")
+    if len(matches) > 1:
+        raise RemoteError(f"{len(matches)} {what}s are named {ref!r}; use an id instead")
+    return matches[0]
+
+
+def principal(r: Remote, ref: str) -> Item:
+    if is_id(ref):
+        return dict(r.client.get(r.path("principals", ref)))
+    items = r.client.list_all(r.path("principals"))
+    return one_named(items, ref, "principal", live=lambda p: p.get("status") == "active")
+
+
+def credential(r: Remote, ref: str) -> Item:
+    if is_id(ref):
+        return dict(r.client.get(r.path("credentials", ref)))
+    items = r.client.list_all(r.path("credentials"))
+    return one_named(items, ref, "credential", live=lambda c: c.get("status") != "revoked")
+
+
+def deployment(r: Remote, ref: str) -> Item:
+    if is_id(ref):
+        return dict(r.client.get(r.path("deployments", ref)))
+    return one_named(r.client.list_all(r.path("deployments")), ref, "deployment")
+
+
+def key(items: list[Item], ref: str) -> Item:
+    """A key of a listed set, by id or display prefix."""
+    if is_id(ref):
+        return one_named(items, ref, "key", key="id")
+    return one_named(items, ref, "key", key="prefix", live=lambda k: k.get("revoked_at") is None)
+
+
+def names(r: Remote, collection: str) -> dict[Any, Any]:
+    """id → name of a tenant's ``principals`` or ``credentials``, for table cells; empty with
+    ``--json`` (ids are the data) or when the caller may not list them (the id is shown then)."""
+    if r.out.as_json:
+        return {}
+    try:
+        return {item["id"]: item["name"] for item in r.client.list_all(r.path(collection))}
+    except RemoteError:
+        return {}

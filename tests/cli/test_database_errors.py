@@ -1,0 +1,73 @@
+"""``hub db upgrade`` and ``hub serve`` turn a refused connection or login into one line.
+
+A database that refuses the connection (nothing listens on the port) or the login (no such
+role) ends the command with exit 1 and exactly one line on stderr naming the database, without
+its password, and the cause — never a traceback. Nothing leaves the machine: the URLs are
+loopback.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from tests.deploy.serving import free_port, hub_env
+from tests.support.databases import postgres_url
+
+
+def _run(tmp_path: Path, database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = hub_env(tmp_path, free_port(), HUB_DATABASE_URL=database_url)
+    return subprocess.run(
+        [sys.executable, "-m", "hub.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+
+
+def _postgres_answers() -> bool:
+    url = make_url(postgres_url())
+    try:
+        with socket.create_connection((url.host or "127.0.0.1", url.port or 5432), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("command", [("db", "upgrade"), ("serve",)], ids=["upgrade", "serve"])
+def test_a_refused_connection_is_one_line(tmp_path: Path, command: tuple[str, ...]) -> None:
+    closed = free_port()  # nothing listens there
+    done = _run(tmp_path, f"postgresql+asyncpg://hub:hunter2@127.0.0.1:{closed}/hub", *command)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    shown = f"postgresql+asyncpg://hub:***@127.0.0.1:{closed}/hub"  # the password hidden
+    assert done.stderr.startswith(f"hub: cannot use the database {shown}: connection refused")
+    assert "hunter2" not in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+@pytest.mark.skipif(not _postgres_answers(), reason="no PostgreSQL on the test URL")
+def test_a_refused_login_is_one_line(tmp_path: Path) -> None:
+    url = make_url(postgres_url()).set(username="no_such_role_for_hub", password="pw")
+    done = _run(tmp_path, url.render_as_string(hide_password=False), "db", "upgrade")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "the login was refused" in done.stderr
+    assert "no_such_role_for_hub" in done.stderr
+    assert ":pw@" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_url_the_hub_cannot_use_is_one_line(tmp_path: Path) -> None:
+    done = _run(tmp_path, "nosuchdialect://x", "db", "upgrade")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("hub: HUB_DATABASE_URL cannot be used:")
