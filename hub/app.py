@@ -18,6 +18,7 @@ from hub.core.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
 from hub.egress import Fetcher
+from hub.ratelimit import RateLimiter
 from hub.wiring import build_components
 
 __all__ = ["create_app"]
@@ -44,6 +45,7 @@ def create_app(
         try:
             yield
         finally:
+            await components.get(RateLimiter).aclose()
             if fetcher is None:
                 await components.get(Fetcher).aclose()
             if database is None:

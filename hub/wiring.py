@@ -25,9 +25,10 @@ from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.health.service import Readiness
 from hub.mcp import McpClient
+from hub.ratelimit import RateLimitConfigError, RateLimiter, parse_policies
 from hub.upstream import UpstreamContext
 
-__all__ = ["CLIENT_INFO", "build_components", "egress_config"]
+__all__ = ["CLIENT_INFO", "build_components", "egress_config", "rate_limiter"]
 
 CLIENT_INFO = {"name": "mcp-hub", "version": __version__}
 
@@ -37,6 +38,15 @@ def egress_config(settings: Settings) -> EgressConfig:
         return EgressConfig.from_settings(settings)
     except ValueError as exc:
         raise ConfigError(f"invalid egress configuration: {exc}") from None
+
+
+def rate_limiter(settings: Settings, metrics: Metrics) -> RateLimiter:
+    """The replica's limiter; a malformed ``HUB_RATE_LIMITS`` stops the hub here."""
+    try:
+        policies = parse_policies(settings.rate_limits)
+    except RateLimitConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    return RateLimiter(policies, settings.rate_limit_storage_url.get_secret_value(), metrics)
 
 
 def _route_decider(cache: PolicyCache) -> RouteDecider:
@@ -72,6 +82,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             metrics,
             cache,
             _route_decider(cache),
+            rate_limiter(settings, metrics),
             CredentialContext(keyring, egress, pepper),
             upstream,
             Readiness((keyring_covers_rows(keyring),)),

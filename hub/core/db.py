@@ -101,6 +101,14 @@ class Database:
             expire_on_commit=False,
             autoflush=False,
         )
+        # SQLite's read transaction is a snapshot already (WAL); PostgreSQL needs REPEATABLE READ
+        self._snapshot = async_sessionmaker(
+            engine
+            if self.is_sqlite
+            else engine.execution_options(isolation_level="REPEATABLE READ"),
+            expire_on_commit=False,
+            autoflush=False,
+        )
 
     @classmethod
     def from_url(cls, url: str, *, pool_size: int = 10) -> Database:
@@ -119,6 +127,15 @@ class Database:
                 await session.rollback()
                 raise
             await session.commit()
+
+    @contextlib.asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[AsyncSession]:
+        """A read-only unit of work whose every query sees one consistent snapshot."""
+        async with self._snapshot() as session:
+            try:
+                yield session
+            finally:
+                await session.rollback()
 
     async def ping(self) -> None:
         """Raise if the database cannot answer a trivial query."""

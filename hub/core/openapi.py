@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-__all__ = ["DISCOVERY_FAILED", "install_openapi"]
+__all__ = ["DISCOVERY_FAILED", "RATE_LIMITED", "install_openapi"]
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -42,6 +42,15 @@ _ERROR_REF = {"$ref": "#/components/schemas/ErrorResponse"}
 DISCOVERY_FAILED: dict[str, Any] = {
     "description": "Discovery failed (reason code, the hub's own message)",
     "content": {"application/json": {"schema": _ERROR_REF}},
+}
+#: The 429 of rate-limited routes (``Retry-After``, ``RateLimit-Policy``, ``RateLimit``).
+RATE_LIMITED: dict[str, Any] = {
+    "description": "Rate limited: retry after Retry-After seconds (DESIGN §11)",
+    "content": {"application/json": {"schema": _ERROR_REF}},
+    "headers": {
+        name: {"schema": {"type": "string"}}
+        for name in ("Retry-After", "RateLimit-Policy", "RateLimit")
+    },
 }
 _SECURITY_SCHEMES: dict[str, Any] = {
     "bearer": {"type": "http", "scheme": "bearer", "description": "A hub API key (hub_…)"},

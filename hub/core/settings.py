@@ -79,6 +79,16 @@ class Settings(BaseSettings):
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     drift_policy: Literal["ask", "deny"] = "ask"
 
+    # Operations (DESIGN §11): shared rate limits, leader-free workers, shutdown
+    # ``memory://`` (per replica) or ``redis://…``/``rediss://…`` (shared by every replica)
+    rate_limit_storage_url: SecretStr = SecretStr("memory://")
+    # ``class=LIMIT[|LIMIT…]`` entries, comma-separated; see hub.ratelimit.policy (empty: defaults)
+    rate_limits: str = Field(default="", max_length=2048)
+    workers: bool = True
+    worker_poll_s: float = Field(default=1.0, gt=0, le=300)
+    worker_concurrency: int = Field(default=4, ge=1, le=256)
+    shutdown_grace_s: float = Field(default=30.0, ge=0, le=3600)
+
     # Serving
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     host: str = "127.0.0.1"
@@ -122,6 +132,15 @@ class Settings(BaseSettings):
                 raise ValueError(
                     "HUB_TRUSTED_PROXIES holds an entry that is not an IP address or a CIDR"
                 ) from None
+        return value
+
+    @field_validator("rate_limit_storage_url")
+    @classmethod
+    def _check_rate_limit_storage(cls, value: SecretStr) -> SecretStr:
+        # a SecretStr: a Redis URL may carry a password; the message never quotes the value
+        scheme = value.get_secret_value().partition("://")[0].lower()
+        if scheme not in ("memory", "redis", "rediss"):
+            raise ValueError("HUB_RATE_LIMIT_STORAGE_URL must be memory://, redis:// or rediss://")
         return value
 
     @field_validator("extra_origins", mode="before")

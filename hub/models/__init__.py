@@ -2,6 +2,7 @@
 
 from hub.models.api_key import ApiKey
 from hub.models.approval import Approval
+from hub.models.audit_chain_head import AuditChainHead
 from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
 from hub.models.catalog import Catalog
@@ -12,10 +13,12 @@ from hub.models.mcp_origin_era import McpOriginEra
 from hub.models.principal import Principal
 from hub.models.server import Server
 from hub.models.tenant import Tenant
+from hub.models.worker_job import WorkerJob
 
 __all__ = [
     "ApiKey",
     "Approval",
+    "AuditChainHead",
     "AuditEvent",
     "Base",
     "Catalog",
@@ -27,4 +30,5 @@ __all__ = [
     "Principal",
     "Server",
     "Tenant",
+    "WorkerJob",
 ]
