@@ -17,6 +17,7 @@ from hub.core.metrics import Metrics, MetricsMiddleware
 from hub.core.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
+from hub.core.workers import Workers
 from hub.egress import Fetcher
 from hub.ratelimit import RateLimiter
 from hub.wiring import build_components
@@ -42,9 +43,15 @@ def create_app(
             settings.database_url, pool_size=settings.database_pool_size
         )
         app.state.db = db
+        workers = components.get(Workers)
+        if settings.workers:
+            await workers.start(db, settings.database_url)
         try:
             yield
         finally:
+            # after uvicorn drained the requests (HUB_SHUTDOWN_GRACE_S): the jobs in flight
+            # finish their current run (hub serve asked them to stop at SIGTERM already)
+            await workers.stop(settings.shutdown_grace_s)
             await components.get(RateLimiter).aclose()
             if fetcher is None:
                 await components.get(Fetcher).aclose()

@@ -16,8 +16,10 @@ from hub.core.components import Components
 from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.core.handlers import FailureHooks
+from hub.core.jobs import JobRegistry
 from hub.core.metrics import Metrics
 from hub.core.settings import ConfigError, Settings
+from hub.core.workers import Workers
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.service import CredentialContext
 from hub.egress import EgressConfig, Fetcher
@@ -28,7 +30,7 @@ from hub.mcp import McpClient
 from hub.ratelimit import RateLimitConfigError, RateLimiter, parse_policies
 from hub.upstream import UpstreamContext
 
-__all__ = ["CLIENT_INFO", "build_components", "egress_config", "rate_limiter"]
+__all__ = ["CLIENT_INFO", "build_components", "egress_config", "rate_limiter", "register_jobs"]
 
 CLIENT_INFO = {"name": "mcp-hub", "version": __version__}
 
@@ -49,6 +51,12 @@ def rate_limiter(settings: Settings, metrics: Metrics) -> RateLimiter:
     return RateLimiter(policies, settings.rate_limit_storage_url.get_secret_value(), metrics)
 
 
+def register_jobs(jobs: JobRegistry) -> None:
+    """Every background job kind of the hub, registered with one call each
+    (``jobs.register(kind, handler, …)``; see :mod:`hub.core.jobs`). None yet: OAuth refresh and
+    the drift watch register here."""
+
+
 def _route_decider(cache: PolicyCache) -> RouteDecider:
     async def decide(db: Database, access: TenantAccess, resource: str, action: str) -> Effect:
         decision = await grants_service.decide(db, cache, access, resource, action)
@@ -65,6 +73,8 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
     metrics = Metrics()
     cache = PolicyCache()
+    jobs = JobRegistry()
+    register_jobs(jobs)
     upstream = UpstreamContext(
         client=McpClient(fetcher, client_info=CLIENT_INFO),
         keyring=keyring,
@@ -87,5 +97,12 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             upstream,
             Readiness((keyring_covers_rows(keyring),)),
             FailureHooks((audit_failed_request,)),
+            jobs,
+            Workers(
+                jobs,
+                metrics,
+                poll_s=settings.worker_poll_s,
+                concurrency=settings.worker_concurrency,
+            ),
         ]
     )

@@ -4,6 +4,8 @@
 - :mod:`~hub.cli.db` — ``hub db upgrade``;
 - :mod:`~hub.cli.bootstrap` — ``hub bootstrap``;
 - :mod:`~hub.cli.crypto` — ``hub crypto rotate``;
+- :mod:`~hub.cli.audit` — ``hub audit verify``, the audit hash chains;
+- :mod:`~hub.cli.worker` — ``hub worker``, the background workers without HTTP;
 - :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
 - :mod:`~hub.cli.runtime` — settings for a real run.
 """
@@ -15,11 +17,13 @@ import sys
 import typer
 
 from hub import __version__
+from hub.cli.audit import audit_app
 from hub.cli.bootstrap import bootstrap
 from hub.cli.crypto import crypto_app
 from hub.cli.db import db_app
 from hub.cli.mcp import mcp_app
 from hub.cli.serve import serve
+from hub.cli.worker import worker
 from hub.core.settings import ConfigError
 
 __all__ = ["app", "main"]
@@ -28,8 +32,10 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="MCP Hub cont
 app.add_typer(db_app, name="db")
 app.add_typer(crypto_app, name="crypto")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(audit_app, name="audit")
 app.command()(serve)
 app.command()(bootstrap)
+app.command()(worker)
 
 
 @app.command()

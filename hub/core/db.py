@@ -30,13 +30,14 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
-__all__ = ["Database", "create_engine"]
+__all__ = ["Database", "create_engine", "sqlite_file"]
 
 _WRITE_OPTION = "hub_write"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
 
-def _sqlite_file(url: str) -> Path | None:
+def sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite URL (None for in-memory and ``file:`` URIs)."""
     database = make_url(url).database
     if not database or database == ":memory:" or database.startswith("file:"):
         return None
@@ -66,7 +67,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
     """An async engine for ``url`` with the hub's per-backend configuration."""
     if url.startswith("sqlite"):
-        path = _sqlite_file(url)
+        path = sqlite_file(url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(
