@@ -23,6 +23,7 @@ ALLOWED_MINTS = {
 ALLOWED_SYSTEM_SCOPES = {
     "hub/core/tenancy.py",
     "hub/tenants/service.py",  # the platform admin acting on the tenant it manages
+    "hub/cli/audit.py",  # ``hub audit verify``: an operator checking every tenant's chain
 }
 
 
