@@ -94,6 +94,7 @@ BAD_IMPORTS: list[tuple[str, str, str]] = [
     # (contract id, file to append to, the offending import)
     ("layers", "hub/core/canonical.py", "import hub.grants.policy"),
     ("layers", "hub/egress/urls.py", "import hub.mcp.wire"),
+    ("layers", "hub/ratelimit/policy.py", "import hub.auth.caller"),
     ("acyclic", "hub/catalogs/diff.py", "import hub.deployments.wirenames"),
     ("pure-engine", "hub/gateway/engine/__init__.py", "import sqlalchemy"),
     ("pure-engine", "hub/sidecar/__init__.py", "import hub.models"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import time
@@ -21,13 +22,16 @@ SHARED_REDIS_URL = "redis://127.0.0.1:6379/5"
 
 
 def shared_redis_url() -> str:
-    """The machine's Redis, or skip (locally) when it does not answer."""
+    """The machine's Redis; skipped locally when it does not answer, a failure in CI
+    (``HUB_TEST_REQUIRE_REDIS``, set by ``.ci/run`` after starting it)."""
     import redis
 
     client = redis.Redis.from_url(SHARED_REDIS_URL, socket_connect_timeout=1)
     try:
         client.ping()
-    except redis.RedisError:
+    except redis.RedisError as exc:
+        if os.environ.get("HUB_TEST_REQUIRE_REDIS", "") not in ("", "0", "false"):
+            pytest.fail(f"Redis is required (HUB_TEST_REQUIRE_REDIS) but: {exc!r}")
         pytest.skip("no Redis on 127.0.0.1:6379 (.ci/run starts one)")
     finally:
         client.close()
@@ -53,6 +57,8 @@ def own_redis(tmp_path: Path, port: int | None = None) -> Iterator[OwnRedis]:
     """A ``redis-server`` on ``port`` (default: a free one), stopped at the end."""
     binary = shutil.which("redis-server")
     if binary is None:
+        if os.environ.get("HUB_TEST_REQUIRE_REDIS", "") not in ("", "0", "false"):
+            pytest.fail("redis-server is required (HUB_TEST_REQUIRE_REDIS) but not installed")
         pytest.skip("redis-server is not installed")
     port = port or free_port()
     proc = subprocess.Popen(

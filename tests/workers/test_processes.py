@@ -63,9 +63,9 @@ def _workers(
             proc.communicate(timeout=30)
 
 
-async def _wait(condition: object, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not await condition():  # type: ignore[operator]
+async def _wait(condition: object, seconds: float) -> None:
+    async with asyncio.timeout(seconds):
+        while not await condition():  # type: ignore[operator]  # noqa: ASYNC110 (another process's rows)
             await asyncio.sleep(0.05)
 
 
@@ -127,3 +127,24 @@ async def test_a_job_whose_process_was_killed_is_taken_over_after_its_lease(
     [[_, key, done_pid, _]] = _lines(log, "done")
     assert (key, done_pid) == ("victim", second_pid)
     assert not await jobs_left(database)
+
+
+async def test_sigterm_lets_the_current_job_finish_and_exits_0(
+    pg_url: str, database: Database, tmp_path: Path
+) -> None:
+    log = tmp_path / "runs.log"
+    with _workers(pg_url, log, 1, lease_s=30) as [proc]:
+        await make_due(database, "test.slow", ["current"])
+
+        async def started() -> bool:
+            return bool(_lines(log, "started"))
+
+        await _wait(started, 20)
+        proc.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        returncode = await asyncio.to_thread(proc.wait, 20)
+        elapsed = time.monotonic() - signalled
+    assert returncode == 0
+    assert [fields[1] for fields in _lines(log, "done")] == ["current"]  # finished, not cut
+    assert not await jobs_left(database)
+    assert elapsed < 3 + 1.5  # the job's own 3 s, not the 10 s grace

@@ -23,9 +23,9 @@ def _runner(db: Database, jobs: JobRegistry, **options: object) -> WorkerRunner:
     return WorkerRunner(db, jobs, Metrics(), poll_s=0.05, **options)  # type: ignore[arg-type]
 
 
-async def _until(condition: object, timeout: float = 10) -> None:
-    async with asyncio.timeout(timeout):
-        while not await condition():  # type: ignore[operator]
+async def _until(condition: object, seconds: float = 10) -> None:
+    async with asyncio.timeout(seconds):
+        while not await condition():  # type: ignore[operator]  # noqa: ASYNC110 (another process's rows)
             await asyncio.sleep(0.02)
 
 
@@ -88,7 +88,7 @@ async def test_a_failing_job_is_retried_with_backoff(database: Database) -> None
     assert calls == 1
     assert row.attempts == 1
     assert row.last_error == "RuntimeError"  # the type only, never the message
-    assert row.holder is None and row.lease_until is None
+    assert (row.holder, row.lease_until) == (None, None)
     assert 25 < (row.due_at - clock.now()).total_seconds() <= 30
     assert await runner.claim(10) == []  # not due again before its backoff
 
@@ -173,5 +173,5 @@ async def test_a_claimed_job_is_not_claimed_twice(database: Database) -> None:
     first, second = _runner(database, jobs), _runner(database, jobs)
     a = await first.claim(3)
     b = await second.claim(10)
-    assert len(a) == 3 and len(b) == 2
+    assert (len(a), len(b)) == (3, 2)
     assert not {j.id for j in a} & {j.id for j in b}
