@@ -22,6 +22,8 @@ _ERROR_SCHEMA: dict[str, Any] = {
                 "message": {"type": "string"},
                 "request_id": {"type": "string"},
                 "reason": {"type": "string"},
+                "retry_after_s": {"type": "integer"},
+                "limit": {"type": "string"},
                 "details": {
                     "type": "array",
                     "items": {

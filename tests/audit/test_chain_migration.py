@@ -65,7 +65,7 @@ async def test_existing_rows_are_chained(backend: str, tmp_path: Path) -> None:
                     ),
                     {"id": _id(db, tenant), "slug": f"t-{tenant.hex[:8]}", "at": start},
                 )
-            for i, tenant in enumerate([*tenants, None] * 3):
+            for i, owner in enumerate([*tenants, None] * 3):
                 await conn.execute(
                     text(
                         "INSERT INTO audit_events (id, tenant_id, at, actor_id, action, resource,"
@@ -74,7 +74,7 @@ async def test_existing_rows_are_chained(backend: str, tmp_path: Path) -> None:
                     ),
                     {
                         "id": _id(db, uuid.uuid4()),
-                        "tenant": None if tenant is None else _id(db, tenant),
+                        "tenant": None if owner is None else _id(db, owner),
                         "at": _at(db, start + timedelta(seconds=10 - i)),
                         "details": f'{{"i": {i}, "f": 1.5}}',
                     },

@@ -21,6 +21,7 @@ import pytest
 
 from tests.deploy.serving import _wait_until_serving, free_port, hub_env
 from tests.peers.fixtures import HandmadePeerStarter, handmade_peer
+from tests.peers.handmade_eras import Answer
 from tests.peers.handmade_wire import RecordedRequest, Reply
 
 __all__ = ["handmade_peer"]
@@ -55,6 +56,7 @@ async def test_sigterm_during_a_slow_upstream_call_drains_it_and_exits_0(
 
     def drip(rec: RecordedRequest) -> Reply:
         answer = peer.logic.answer(rec)
+        assert isinstance(answer, Answer)
         body = json.dumps(answer.message).encode()
         pieces = [body[i * len(body) // 6 : (i + 1) * len(body) // 6] for i in range(6)]
         return Reply(
