@@ -20,6 +20,7 @@ from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
 from hub.core.workers import Workers
 from hub.egress import Fetcher
+from hub.ratelimit import RateLimiter
 from hub.wiring import build_components
 
 __all__ = ["create_app"]
@@ -45,11 +46,14 @@ def create_app(
         app.state.db = db
         workers = components.get(Workers)
         if settings.workers:
-            workers.start(db)
+            await workers.start(db, settings.database_url)
         try:
             yield
         finally:
-            await workers.stop()
+            # after uvicorn drained the requests (HUB_SHUTDOWN_GRACE_S): the jobs in flight
+            # finish their current run (hub serve asked them to stop at SIGTERM already)
+            await workers.stop(settings.shutdown_grace_s)
+            await components.get(RateLimiter).aclose()
             if fetcher is None:
                 await components.get(Fetcher).aclose()
             if database is None:

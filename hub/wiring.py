@@ -17,6 +17,7 @@ from hub.core.components import Components
 from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.core.handlers import FailureHooks
+from hub.core.jobs import JobRegistry
 from hub.core.metrics import Metrics
 from hub.core.settings import ConfigError, Settings
 from hub.core.workers import Workers
@@ -31,10 +32,11 @@ from hub.grants.cache import PolicyCache
 from hub.health.service import Readiness
 from hub.mcp import McpClient
 from hub.oauth.rotation import keyring_covers_oauth_rows
-from hub.oauth.service import OAuthConfig, OAuthContext, TokenRefresher, refresh_loop
+from hub.oauth.service import OAuthConfig, OAuthContext, TokenRefresher, register_refresh
+from hub.ratelimit import RateLimitConfigError, RateLimiter, parse_policies
 from hub.upstream import UpstreamContext
 
-__all__ = ["CLIENT_INFO", "build_components", "egress_config"]
+__all__ = ["CLIENT_INFO", "build_components", "egress_config", "rate_limiter", "register_jobs"]
 
 CLIENT_INFO = {"name": "mcp-hub", "version": __version__}
 
@@ -44,6 +46,21 @@ def egress_config(settings: Settings) -> EgressConfig:
         return EgressConfig.from_settings(settings)
     except ValueError as exc:
         raise ConfigError(f"invalid egress configuration: {exc}") from None
+
+
+def rate_limiter(settings: Settings, metrics: Metrics) -> RateLimiter:
+    """The replica's limiter; a malformed ``HUB_RATE_LIMITS`` stops the hub here."""
+    try:
+        policies = parse_policies(settings.rate_limits)
+    except RateLimitConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    return RateLimiter(policies, settings.rate_limit_storage_url.get_secret_value(), metrics)
+
+
+def register_jobs(jobs: JobRegistry, refresher: TokenRefresher) -> None:
+    """Every background job kind of the hub, registered with one call each
+    (``jobs.register(kind, handler, …)``; see :mod:`hub.core.jobs`)."""
+    register_refresh(jobs, refresher)
 
 
 def _route_decider(cache: PolicyCache) -> RouteDecider:
@@ -66,6 +83,8 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     client = McpClient(fetcher, client_info=CLIENT_INFO)
     oauth = OAuthConfig.from_settings(settings)
     refresher = TokenRefresher(fetcher, keyring, oauth)  # the upstream's TokenKeeper
+    jobs = JobRegistry()
+    register_jobs(jobs, refresher)
     upstream = UpstreamContext(
         client=client,
         keyring=keyring,
@@ -84,10 +103,10 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             metrics,
             cache,
             _route_decider(cache),
+            rate_limiter(settings, metrics),
             CredentialContext(keyring, egress, pepper),
             upstream,
             OAuthContext(oauth, fetcher, keyring, egress, client, refresher),
-            Workers((refresh_loop(refresher),)),
             Readiness((keyring_covers_rows(keyring), keyring_covers_oauth_rows(keyring))),
             FailureHooks((audit_failed_request,)),
             ApprovalContext(
@@ -104,5 +123,12 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             ),
             views,
             effective_check(views, settings.drift_policy),
+            jobs,
+            Workers(
+                jobs,
+                metrics,
+                poll_s=settings.worker_poll_s,
+                concurrency=settings.worker_concurrency,
+            ),
         ]
     )

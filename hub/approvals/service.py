@@ -35,6 +35,7 @@ from hub.approvals import repository
 from hub.approvals.repository import Binding
 from hub.approvals.schemas import ApprovalDecision, ApprovalRead, ApprovalStatus
 from hub.approvals.states import is_live_pending, status_of
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
@@ -300,7 +301,7 @@ async def decide_approval(
     await record_for(
         session,
         access,
-        "approval.decide",
+        Action.APPROVAL_DECIDE,
         f"approval:{approval_id}",
         {
             "decision": data.decision,

@@ -3,17 +3,20 @@
 Installed as a failure hook on the app: when a request by an authenticated caller ends in an error,
 its transaction has already rolled back; this records one event with outcome ``denied`` (403) or
 ``failed`` (any other error of a mutating request) in a fresh short transaction. Reads that fail
-for other reasons (e.g. 404) are not audited.
+for other reasons (e.g. 404) are not audited, and neither are requests refused by a rate limit
+(429): a flood would otherwise turn into as many database writes (they are counted in a metric).
+The row's action is the route's name, one of the closed vocabulary (:mod:`hub.audit.actions`).
 """
 
 from __future__ import annotations
 
 from fastapi import Request
 
+from hub.audit.actions import action_of_route
 from hub.audit.service import record_failure
 from hub.auth.caller import Caller
 from hub.core.deps import get_database
-from hub.core.errors import Forbidden, HubError
+from hub.core.errors import Forbidden, HubError, RateLimited
 
 __all__ = ["audit_failed_request"]
 
@@ -22,13 +25,13 @@ _MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 async def audit_failed_request(request: Request, exc: Exception) -> None:
     caller: Caller | None = getattr(request.state, "caller", None)
-    if caller is None:
+    if caller is None or isinstance(exc, RateLimited):
         return
     denied = isinstance(exc, Forbidden)
     if not denied and request.method not in _MUTATING:
         return
     route = request.scope.get("route")
-    action = getattr(route, "name", None) or "request"
+    action = action_of_route(getattr(route, "name", None))
     details: dict[str, object] = {"method": request.method}
     if isinstance(exc, HubError):
         details["status"] = exc.status_code

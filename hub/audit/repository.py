@@ -1,14 +1,161 @@
-"""audit_events is append-only: this module can insert and read, nothing else."""
+"""Every query of the audit trail. ``audit_events`` is append-only: rows are inserted and read,
+never updated or deleted (on PostgreSQL a trigger refuses both); ``audit_chain_heads`` is moved
+forward by the writer that appends to a chain, under a lock."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Select, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.models import AuditEvent
+from hub.audit.chain import GENESIS
+from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.tenancy import TenantId, scoped
+from hub.models import AuditChainHead, AuditEvent
 
-__all__ = ["insert_event"]
+__all__ = [
+    "AuditFilters",
+    "Head",
+    "chain_key",
+    "chain_rows",
+    "first_row_beyond",
+    "insert_event",
+    "list_events",
+    "lock_head",
+    "move_head",
+    "read_head",
+]
+
+
+@dataclass(frozen=True)
+class Head:
+    seq: int
+    last_hash: str
+    last_id: uuid.UUID | None
+
+
+@dataclass(frozen=True)
+class AuditFilters:
+    action: str | None = None
+    actor_id: uuid.UUID | None = None
+    outcome: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def chain_key(tenant_id: TenantId | None) -> str:
+    return "platform" if tenant_id is None else f"tenant:{tenant_id.value}"
+
+
+def _chain(tenant_id: TenantId | None) -> Select[AuditEvent]:
+    if tenant_id is None:
+        return select(AuditEvent).where(AuditEvent.tenant_id.is_(None))
+    return scoped(AuditEvent, tenant_id)
+
+
+def _head_query(chain: str) -> Select[int, str, uuid.UUID | None]:
+    return select(AuditChainHead.seq, AuditChainHead.last_hash, AuditChainHead.last_id).where(
+        AuditChainHead.chain == chain
+    )
+
+
+async def lock_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
+    """The chain's head, locked until the transaction ends (created at genesis if absent).
+
+    PostgreSQL: ``SELECT … FOR UPDATE`` — a second writer waits here until the first commits and
+    then reads the head that writer left. SQLite: the write transaction (``BEGIN IMMEDIATE``)
+    already excludes every other writer, so the plain read is the latest head.
+    """
+    chain = chain_key(tenant_id)
+    query = _head_query(chain).with_for_update()
+    row = (await session.execute(query)).first()
+    if row is None:
+        values = {
+            "chain": chain,
+            "tenant_id": None if tenant_id is None else tenant_id.value,
+            "seq": 0,
+            "last_id": None,
+            "last_hash": GENESIS,
+        }
+        # two first writers of a chain race here: one inserts, the other's insert does nothing
+        # (waiting for the first to commit on PostgreSQL), and both then lock the same row
+        dialect = session.get_bind().dialect.name
+        stmt = (pg_insert if dialect == "postgresql" else sqlite_insert)(AuditChainHead)
+        await session.execute(stmt.values(**values).on_conflict_do_nothing())
+        row = (await session.execute(query)).one()
+    return Head(row.seq, row.last_hash, row.last_id)
+
+
+async def move_head(
+    session: AsyncSession, tenant_id: TenantId | None, seq: int, last_id: uuid.UUID, last_hash: str
+) -> None:
+    await session.execute(
+        update(AuditChainHead)
+        .where(AuditChainHead.chain == chain_key(tenant_id))
+        .values(seq=seq, last_id=last_id, last_hash=last_hash)
+    )
+
+
+async def read_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
+    row = (await session.execute(_head_query(chain_key(tenant_id)))).first()
+    return Head(0, GENESIS, None) if row is None else Head(row.seq, row.last_hash, row.last_id)
 
 
 async def insert_event(session: AsyncSession, event: AuditEvent) -> None:
-    session.add(event)
-    await session.flush()
+    await session.execute(
+        insert(AuditEvent).values(
+            {column.key: getattr(event, column.key) for column in AuditEvent.__table__.columns}
+        )
+    )
+
+
+def _filtered(tenant_id: TenantId | None, filters: AuditFilters) -> Select[AuditEvent]:
+    query = _chain(tenant_id)
+    if filters.action is not None:
+        query = query.where(AuditEvent.action == filters.action)
+    if filters.actor_id is not None:
+        query = query.where(AuditEvent.actor_id == filters.actor_id)
+    if filters.outcome is not None:
+        query = query.where(AuditEvent.outcome == filters.outcome)
+    if filters.since is not None:
+        query = query.where(AuditEvent.at >= filters.since)
+    if filters.until is not None:
+        query = query.where(AuditEvent.at < filters.until)
+    return query
+
+
+async def list_events(
+    session: AsyncSession, tenant_id: TenantId | None, filters: AuditFilters, params: PageParams
+) -> Page[AuditEvent]:
+    query = _filtered(tenant_id, filters)
+    return await fetch_page(session, query, params, order=(AuditEvent.at, AuditEvent.id))
+
+
+async def chain_rows(
+    session: AsyncSession,
+    tenant_id: TenantId | None,
+    *,
+    after_seq: int,
+    limit: int,
+    up_to_seq: int | None = None,
+    filters: AuditFilters | None = None,
+) -> Sequence[AuditEvent]:
+    """The chain's rows after ``after_seq`` in ``seq`` order (a keyset page)."""
+    query = _filtered(tenant_id, filters or AuditFilters()).where(AuditEvent.seq > after_seq)
+    if up_to_seq is not None:
+        query = query.where(AuditEvent.seq <= up_to_seq)
+    return (await session.execute(query.order_by(AuditEvent.seq).limit(limit))).scalars().all()
+
+
+async def first_row_beyond(
+    session: AsyncSession, tenant_id: TenantId | None, seq: int
+) -> uuid.UUID | None:
+    """A row numbered past the head (appended without moving it: not written by the hub)."""
+    query = _chain(tenant_id).where(AuditEvent.seq > seq).order_by(AuditEvent.seq).limit(1)
+    return (await session.execute(query.with_only_columns(AuditEvent.id))).scalar_one_or_none()

@@ -1,58 +1,53 @@
-"""Recording audit events.
+"""Recording audit events, reading them, and checking their hash chains (DESIGN §11, §13).
 
 A successful mutation records its event with :func:`record` in the request's own transaction, so
 the event commits (or rolls back) with the change. A denied or failed attempt is recorded with
 :func:`record_failure` in a fresh short transaction after the request's rollback, so it survives.
 Details hold identifiers and fingerprints only; callers must never put a secret in them.
+
+Every event is appended to its tenant's chain (or the platform's, ``tenant_id`` None) under the
+chain head's lock (:func:`hub.audit.repository.lock_head`); the lock is held until the writer's
+transaction ends, so appends to one chain are serialised on every replica and a chain never forks.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit import repository
+from hub.audit.actions import Action, Outcome
+from hub.audit.chain import ChainCheck, Verification, link_hash, normalise_details
+from hub.audit.repository import AuditFilters
 from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.logging import current_client_request_id
+from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.models import AuditEvent
 
-__all__ = ["Outcome", "record", "record_failure", "record_for"]
+__all__ = [
+    "AuditFilters",
+    "Outcome",
+    "Verification",
+    "export_events",
+    "list_events",
+    "record",
+    "record_failure",
+    "record_for",
+    "verify_chain",
+]
 
 log = logging.getLogger("hub.audit")
 
-Outcome = Literal["success", "denied", "failed", "pending"]
-
-
-def _event(
-    *,
-    tenant_id: TenantId | None,
-    actor_id: uuid.UUID | None,
-    action: str,
-    resource: str,
-    outcome: Outcome,
-    request_id: str | None,
-    details: dict[str, Any] | None,
-) -> AuditEvent:
-    client_request_id = current_client_request_id()
-    if client_request_id is not None:
-        details = {**(details or {}), "client_request_id": client_request_id}
-    return AuditEvent(
-        id=uuid.uuid4(),
-        tenant_id=tenant_id.value if tenant_id is not None else None,
-        at=clock.now(),
-        actor_id=actor_id,
-        action=action,
-        resource=resource[:512],
-        outcome=outcome,
-        request_id=request_id,
-        details=details or {},
-    )
+_OUTCOMES = frozenset({"success", "denied", "failed", "pending"})
+#: rows read per query when walking or exporting a chain
+BATCH = 500
 
 
 async def record(
@@ -60,31 +55,45 @@ async def record(
     *,
     tenant_id: TenantId | None,
     actor_id: uuid.UUID | None,
-    action: str,
+    action: Action,
     resource: str,
     request_id: str | None,
     outcome: Outcome = "success",
     details: dict[str, Any] | None = None,
 ) -> None:
-    """Record an event inside the caller's transaction."""
-    await repository.insert_event(
-        session,
-        _event(
-            tenant_id=tenant_id,
-            actor_id=actor_id,
-            action=action,
-            resource=resource,
-            outcome=outcome,
-            request_id=request_id,
-            details=details,
-        ),
+    """Append an event to its chain inside the caller's transaction.
+
+    ``action`` must be one of :class:`~hub.audit.actions.Action` (anything else is a
+    ``ValueError``: the vocabulary is closed)."""
+    action = Action(action)
+    if outcome not in _OUTCOMES:
+        raise ValueError(f"unknown audit outcome {outcome!r}")
+    client_request_id = current_client_request_id()
+    if client_request_id is not None:
+        details = {**(details or {}), "client_request_id": client_request_id}
+    head = await repository.lock_head(session, tenant_id)
+    event = AuditEvent(
+        id=uuid.uuid4(),
+        tenant_id=tenant_id.value if tenant_id is not None else None,
+        at=clock.now(),
+        actor_id=actor_id,
+        action=action.value,
+        resource=resource[:512],
+        outcome=outcome,
+        request_id=request_id,
+        details=normalise_details(details),
+        seq=head.seq + 1,
+        prev_hash=head.last_hash,
     )
+    event.hash = link_hash(head.last_hash, event)
+    await repository.insert_event(session, event)
+    await repository.move_head(session, tenant_id, event.seq, event.id, event.hash)
 
 
 async def record_for(
     session: AsyncSession,
     access: TenantAccess,
-    action: str,
+    action: Action,
     resource: str,
     details: dict[str, Any] | None = None,
 ) -> None:
@@ -105,7 +114,7 @@ async def record_failure(
     *,
     tenant_id: TenantId | None,
     actor_id: uuid.UUID | None,
-    action: str,
+    action: Action,
     resource: str,
     request_id: str | None,
     outcome: Outcome,
@@ -127,3 +136,52 @@ async def record_failure(
             )
     except Exception:  # the audit of a failure must not turn it into a 500
         log.exception("could not record audit event for %s", action)
+
+
+async def list_events(
+    session: AsyncSession, tenant_id: TenantId | None, filters: AuditFilters, page: PageParams
+) -> Page[AuditEvent]:
+    """One page of a chain's events, oldest first, filtered."""
+    return await repository.list_events(session, tenant_id, filters, page)
+
+
+async def verify_chain(db: Database, tenant_id: TenantId | None) -> Verification:
+    """Walk one chain from its first row to its head and report the first row that breaks it.
+
+    One read transaction (a snapshot on both backends: the head and the rows agree even while
+    writers append), read in keyset batches of :data:`BATCH` rows."""
+    async with db.snapshot() as session:
+        head = await repository.read_head(session, tenant_id)
+        check = ChainCheck()
+        after = 0
+        while True:
+            rows = await repository.chain_rows(
+                session, tenant_id, after_seq=after, limit=BATCH, up_to_seq=head.seq
+            )
+            if not all(check.feed(row) for row in rows) or len(rows) < BATCH:
+                break
+            after = rows[-1].seq
+        result = check.finish(head.seq, head.last_hash, head.last_id)
+        if result.ok:
+            extra = await repository.first_row_beyond(session, tenant_id, head.seq)
+            if extra is not None:
+                return Verification(False, result.checked + 1, extra, "beyond_head", head.last_hash)
+        return result
+
+
+async def export_events(
+    db: Database, tenant_id: TenantId | None, filters: AuditFilters
+) -> AsyncIterator[Sequence[AuditEvent]]:
+    """A chain's events in ``seq`` order, batch by batch, each batch in its own short read
+    transaction (a slow client never holds one open)."""
+    after = 0
+    while True:
+        async with db.session(write=False) as session:
+            rows = await repository.chain_rows(
+                session, tenant_id, after_seq=after, limit=BATCH, filters=filters
+            )
+        if rows:
+            yield rows
+        if len(rows) < BATCH:
+            return
+        after = rows[-1].seq

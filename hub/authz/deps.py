@@ -10,18 +10,20 @@ import dataclasses
 import uuid
 from typing import Annotated, Any
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Request, Response
 
 from hub.auth.caller import Caller, TenantAccess
 from hub.auth.deps import CallerDep
 from hub.authz import repository
 from hub.authz.decider import Effect, RouteDecider
+from hub.authz.throttle import enforce
 from hub.core.components import components_of
 from hub.core.deps import get_database
 from hub.core.errors import Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import canonical_handle, canonical_id, is_canonical_id, is_slug
 from hub.core.tenancy import TenantId
+from hub.ratelimit import LimitKind
 
 __all__ = [
     "PlatformAdminDep",
@@ -117,17 +119,26 @@ async def require(request: Request, access: TenantAccess, resource: str, action:
 
 
 def authorize(
-    kind: str, action: str, item: str | None = None, *, tenant_admin_passes: bool = False
+    kind: str,
+    action: str,
+    item: str | None = None,
+    *,
+    tenant_admin_passes: bool = False,
+    limit: LimitKind | None = None,
 ) -> Any:
     """A dependency admitting the caller when its decision on the route's resource is ``allow``.
 
     ``item`` names the path parameter holding the object (checked as ``kind:<canonical id>``);
     without it the route checks ``kind:*`` (``audit`` is a resource without a qualifier).
     ``tenant_admin_passes`` admits a tenant_admin whatever its grants say (deleting a grant: no
-    grant may lock every admin out, DESIGN §8).
+    grant may lock every admin out, DESIGN §8). ``limit`` then counts the request in that
+    per-tenant rate-limit class (``discovery``, ``snapshot``): after the decision, so a refused
+    caller never spends the tenant's budget.
     """
 
-    async def dependency(request: Request, access: TenantAccessDep) -> TenantAccess:
+    async def dependency(
+        request: Request, response: Response, access: TenantAccessDep
+    ) -> TenantAccess:
         if kind == "audit":
             resource = "audit"
         elif item is not None:
@@ -136,6 +147,8 @@ def authorize(
             resource = f"{kind}:*"
         if not (tenant_admin_passes and access.caller.is_tenant_admin):
             await require(request, access, resource, action)
+        if limit is not None:
+            await enforce(request, response, limit, str(access.tenant_id.value))
         return access
 
     return Depends(dependency)

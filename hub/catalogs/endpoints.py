@@ -42,7 +42,7 @@ async def create_snapshot(
     db: DatabaseDep,
     session: SessionDep,
     ctx: UpstreamDep,
-    access: Annotated[TenantAccess, authorize("catalog", "write", item="handle")],
+    access: Annotated[TenantAccess, authorize("catalog", "write", item="handle", limit="snapshot")],
 ) -> Envelope[CatalogRead]:
     """Discover the server and snapshot its tools: 201 with a new version, or 200 with the
     latest when nothing changed since it."""

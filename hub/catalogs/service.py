@@ -12,6 +12,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.catalogs import repository
@@ -87,7 +88,7 @@ async def snapshot(
     await record_for(
         session,
         access,
-        "catalog.create",
+        Action.CATALOG_CREATE,
         f"catalog:{handle}",
         {"version": catalog.version, "created": created, "sha256": digest},
     )

@@ -4,6 +4,8 @@
 - :mod:`~hub.cli.db` — ``hub db upgrade``;
 - :mod:`~hub.cli.bootstrap` — ``hub bootstrap``;
 - :mod:`~hub.cli.crypto` — ``hub crypto rotate``;
+- :mod:`~hub.cli.audit` — ``hub audit verify --local``, the audit hash chains in the database;
+- :mod:`~hub.cli.worker` — ``hub worker``, the background workers without HTTP;
 - :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
 - :mod:`~hub.cli.oauth` — ``hub oauth connect HANDLE``, against a running hub;
 - :mod:`~hub.cli.database` — the database check (one line, never a traceback);
@@ -26,6 +28,7 @@ from hub.cli.mcp import mcp_app
 from hub.cli.oauth import oauth_app
 from hub.cli.remote import register as register_remote
 from hub.cli.serve import serve
+from hub.cli.worker import worker
 from hub.core.settings import ConfigError
 
 __all__ = ["app", "main"]
@@ -37,6 +40,7 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(oauth_app, name="oauth")
 app.command()(serve)
 app.command()(bootstrap)
+app.command()(worker)
 register_remote(app)
 
 

@@ -30,13 +30,14 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
-__all__ = ["Database", "create_engine"]
+__all__ = ["Database", "create_engine", "sqlite_file"]
 
 _WRITE_OPTION = "hub_write"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
 
-def _sqlite_file(url: str) -> Path | None:
+def sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite URL (None for in-memory and ``file:`` URIs)."""
     database = make_url(url).database
     if not database or database == ":memory:" or database.startswith("file:"):
         return None
@@ -66,7 +67,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
     """An async engine for ``url`` with the hub's per-backend configuration."""
     if url.startswith("sqlite"):
-        path = _sqlite_file(url)
+        path = sqlite_file(url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(
@@ -101,6 +102,14 @@ class Database:
             expire_on_commit=False,
             autoflush=False,
         )
+        # SQLite's read transaction is a snapshot already (WAL); PostgreSQL needs REPEATABLE READ
+        self._snapshot = async_sessionmaker(
+            engine
+            if self.is_sqlite
+            else engine.execution_options(isolation_level="REPEATABLE READ"),
+            expire_on_commit=False,
+            autoflush=False,
+        )
 
     @classmethod
     def from_url(cls, url: str, *, pool_size: int = 10) -> Database:
@@ -119,6 +128,15 @@ class Database:
                 await session.rollback()
                 raise
             await session.commit()
+
+    @contextlib.asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[AsyncSession]:
+        """A read-only unit of work whose every query sees one consistent snapshot."""
+        async with self._snapshot() as session:
+            try:
+                yield session
+            finally:
+                await session.rollback()
 
     async def ping(self) -> None:
         """Raise if the database cannot answer a trivial query."""

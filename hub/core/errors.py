@@ -19,6 +19,7 @@ __all__ = [
     "NotFound",
     "OAuthFailed",
     "PayloadTooLarge",
+    "RateLimited",
     "ServiceUnavailable",
     "Unauthorized",
     "error_body",
@@ -35,6 +36,8 @@ class HubError(Exception):
     def __init__(self, message: str | None = None, **extra: Any) -> None:
         self.message = message or self.default_message
         self.extra = extra
+        #: response headers the error carries (``Retry-After``, the rate-limit fields…)
+        self.headers: dict[str, str] = {}
         super().__init__(self.message)
 
     def body(self, request_id: str) -> dict[str, Any]:
@@ -119,6 +122,18 @@ class OAuthFailed(HubError):
     def __init__(self, reason: str, message: str | None = None) -> None:
         super().__init__(message, reason=reason)
         self.reason = reason
+
+
+class RateLimited(HubError):
+    """A rate limit refused the request; the headers say when to retry (DESIGN §11)."""
+
+    status_code = 429
+    code = "rate_limited"
+    default_message = "rate limited: retry later"
+
+    def __init__(self, kind: str, retry_after_s: int, headers: dict[str, str]) -> None:
+        super().__init__(retry_after_s=retry_after_s, limit=kind)
+        self.headers = dict(headers)
 
 
 class ServiceUnavailable(HubError):

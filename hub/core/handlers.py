@@ -71,8 +71,10 @@ def _safe_details(errors: Any) -> list[dict[str, Any]]:
 async def _hub_error(request: Request, exc: Exception) -> JSONResponse:
     exc = cast(HubError, exc)
     await _run_failure_hooks(request, exc)
-    headers = {"www-authenticate": "Bearer"} if exc.status_code == 401 else None
-    return JSONResponse(exc.body(request_id_of(request)), exc.status_code, headers=headers)
+    headers = dict(exc.headers)
+    if exc.status_code == 401:
+        headers["www-authenticate"] = "Bearer"
+    return JSONResponse(exc.body(request_id_of(request)), exc.status_code, headers=headers or None)
 
 
 NOT_JSON = "the request body must be JSON, sent with content-type: application/json"

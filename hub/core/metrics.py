@@ -56,6 +56,45 @@ class Metrics:
             registry=self.registry,
         )
 
+        # rate limits (DESIGN §11): refusals, and checks admitted unchecked while storage is down
+        self.rate_limited = Counter(
+            "hub_rate_limit_refusals_total",
+            "Requests refused by a rate limit, by limit class.",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.rate_limit_fail_open = Counter(
+            "hub_rate_limit_fail_open_total",
+            "Requests admitted without a check because the rate-limit storage failed, by class.",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.rate_limit_storage_errors = Counter(
+            "hub_rate_limit_storage_errors_total",
+            "Failed calls to the rate-limit storage (Redis down, slow or refusing).",
+            registry=self.registry,
+        )
+        # leader-free workers (hub.core.workers)
+        self.worker_runs = Counter(
+            "hub_worker_runs_total",
+            "Runs of worker jobs, by job kind and outcome (ok, error, lost).",
+            ["job", "outcome"],
+            registry=self.registry,
+        )
+        self.worker_lag = Histogram(
+            "hub_worker_lag_seconds",
+            "Time from a job falling due to a worker claiming it, by job kind.",
+            ["job"],
+            registry=self.registry,
+            buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600),
+        )
+        self.worker_duration = Histogram(
+            "hub_worker_run_seconds",
+            "Time one run of a worker job took, by job kind.",
+            ["job"],
+            registry=self.registry,
+        )
+
     def set_rotation_backlog(self, remaining: dict[str, int]) -> None:
         self.rotation_backlog.clear()
         for key_id, count in remaining.items():

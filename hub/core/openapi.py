@@ -18,7 +18,13 @@ from fastapi.dependencies.models import Dependant
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import RouteContext, iter_route_contexts
 
-__all__ = ["DISCOVERY_FAILED", "UPSTREAM_REFUSED", "error_response", "install_openapi"]
+__all__ = [
+    "DISCOVERY_FAILED",
+    "RATE_LIMITED",
+    "UPSTREAM_REFUSED",
+    "error_response",
+    "install_openapi",
+]
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -38,6 +44,8 @@ _ERROR_SCHEMA: dict[str, Any] = {
                     "type": "boolean",
                     "description": "422 unauthorized: whether a credential was sent at all",
                 },
+                "retry_after_s": {"type": "integer"},
+                "limit": {"type": "string"},
                 "details": {
                     "type": "array",
                     "items": {
@@ -63,6 +71,16 @@ DISCOVERY_FAILED: dict[str, Any] = {
 UPSTREAM_REFUSED: dict[str, Any] = {
     "description": "The url is outside the origin the credential may be sent to (origin_refused)",
     "content": {"application/json": {"schema": _ERROR_REF}},
+}
+
+#: The 429 of rate-limited routes (``Retry-After``, ``RateLimit-Policy``, ``RateLimit``).
+RATE_LIMITED: dict[str, Any] = {
+    "description": "Rate limited: retry after Retry-After seconds (DESIGN §11)",
+    "content": {"application/json": {"schema": _ERROR_REF}},
+    "headers": {
+        name: {"schema": {"type": "string"}}
+        for name in ("Retry-After", "RateLimit-Policy", "RateLimit")
+    },
 }
 _SECURITY_SCHEMES: dict[str, Any] = {
     "bearer": {"type": "http", "scheme": "bearer", "description": "A hub API key (hub_…)"},

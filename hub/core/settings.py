@@ -78,6 +78,16 @@ class Settings(BaseSettings):
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     drift_policy: Literal["ask", "deny"] = "ask"
 
+    # Operations (DESIGN §11): shared rate limits, leader-free workers, shutdown
+    # ``memory://`` (per replica) or ``redis://…``/``rediss://…`` (shared by every replica)
+    rate_limit_storage_url: SecretStr = SecretStr("memory://")
+    # ``class=LIMIT[|LIMIT…]`` entries, comma-separated; see hub.ratelimit.policy (empty: defaults)
+    rate_limits: str = Field(default="", max_length=2048)
+    workers: bool = True
+    worker_poll_s: float = Field(default=1.0, gt=0, le=300)
+    worker_concurrency: int = Field(default=4, ge=1, le=256)
+    shutdown_grace_s: float = Field(default=30.0, ge=0, le=3600)
+
     # Serving
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     host: str = "127.0.0.1"
@@ -92,9 +102,6 @@ class Settings(BaseSettings):
     oauth_client_id_url: str | None = Field(default=None, max_length=2048)
     oauth_refresh_ahead_s: float = Field(default=300.0, ge=60, le=86_400)
     oauth_refresh_interval_s: float = Field(default=30.0, gt=0, le=3600)
-
-    # Leader-free background loops in every ``hub serve`` (DESIGN §11)
-    workers: bool = True
 
     @field_validator("egress_allow_cidrs", "trusted_proxies", mode="before")
     @classmethod
@@ -141,6 +148,15 @@ class Settings(BaseSettings):
         scheme, sep, rest = value.partition("://")
         if scheme not in ("http", "https") or not sep or not rest or "#" in value:
             raise ValueError("must be an absolute http(s) URL without a fragment")
+        return value
+
+    @field_validator("rate_limit_storage_url")
+    @classmethod
+    def _check_rate_limit_storage(cls, value: SecretStr) -> SecretStr:
+        # a SecretStr: a Redis URL may carry a password; the message never quotes the value
+        scheme = value.get_secret_value().partition("://")[0].lower()
+        if scheme not in ("memory", "redis", "rediss"):
+            raise ValueError("HUB_RATE_LIMIT_STORAGE_URL must be memory://, redis:// or rediss://")
         return value
 
     @field_validator("extra_origins", mode="before")

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
@@ -130,7 +131,7 @@ async def create_credential(
     await record_for(
         session,
         access,
-        "credential.create",
+        Action.CREDENTIAL_CREATE,
         f"credential:{credential_id}",
         {"name": data.name, "type": data.type, "secret_fp": ctx.fingerprint(secret)},
     )
@@ -236,7 +237,7 @@ async def update_credential(
     await record_for(
         session,
         access,
-        "credential.update",
+        Action.CREDENTIAL_UPDATE,
         f"credential:{credential_id}",
         details,
     )
@@ -259,6 +260,6 @@ async def revoke_credential(
     await record_for(
         session,
         access,
-        "credential.delete",
+        Action.CREDENTIAL_DELETE,
         f"credential:{credential_id}",
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.catalogs import service as catalogs_service
@@ -111,12 +112,16 @@ async def create_deployment(
     await session.flush()
     session.add_all(entries)
     await session.flush()
-    await _audit(session, access, "deployment.create", deployment, len(entries))
+    await _audit(session, access, Action.DEPLOYMENT_CREATE, deployment, len(entries))
     return deployment
 
 
 async def _audit(
-    session: AsyncSession, access: TenantAccess, action: str, deployment: Deployment, entries: int
+    session: AsyncSession,
+    access: TenantAccess,
+    action: Action,
+    deployment: Deployment,
+    entries: int,
 ) -> None:
     await record_for(
         session,
@@ -163,7 +168,7 @@ async def update_deployment(
         count = len(entries)
     deployment.updated_at = clock.now()
     await session.flush()
-    await _audit(session, access, "deployment.update", deployment, count)
+    await _audit(session, access, Action.DEPLOYMENT_UPDATE, deployment, count)
     return deployment
 
 
@@ -174,7 +179,7 @@ async def delete_deployment(
     await repository.delete_entries(session, access.tenant_id, deployment.id)
     await session.delete(deployment)
     await session.flush()
-    await _audit(session, access, "deployment.delete", deployment, 0)
+    await _audit(session, access, Action.DEPLOYMENT_DELETE, deployment, 0)
 
 
 async def entry_rows(

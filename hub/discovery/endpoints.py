@@ -24,7 +24,7 @@ async def discover(
     db: DatabaseDep,
     session: SessionDep,
     ctx: UpstreamDep,
-    access: Annotated[TenantAccess, authorize("credential", "read")],
+    access: Annotated[TenantAccess, authorize("credential", "read", limit="discovery")],
 ) -> Envelope[DiscoverResult]:
     """Discover a remote MCP server's tools through the pinned fetcher."""
     return Envelope(data=await service.discover(db, session, ctx, access, body))

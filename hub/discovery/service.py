@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core.db import Database
@@ -81,7 +82,7 @@ async def discover(
     await record_for(
         session,
         access,
-        "mcp.discover",
+        Action.MCP_DISCOVER,
         f"mcp:{url_origin}",
         {
             "origin": url_origin,

@@ -11,9 +11,11 @@ is classified by era and dispatched (:mod:`hub.mcp.server`) to the deployment's
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from hub.approvals.service import ApprovalContext
 from hub.auth.deps import get_caller
@@ -31,7 +33,7 @@ from hub.gateway.adapters.decide import PolicyDecider
 from hub.gateway.adapters.upstream import HubUpstream
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway
-from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED
+from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE
 from hub.gateway.host import GatewayHost
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
@@ -43,6 +45,7 @@ __all__ = ["router"]
 
 NOT_FOUND = 40400
 
+log = logging.getLogger("hub.gateway")
 router = APIRouter(tags=["gateway"])
 
 _JSON_RPC = {"application/json": {"schema": {"type": "object"}}}
@@ -71,6 +74,7 @@ def _origin_allowed(request: Request, settings: Settings) -> bool:
     response_class=Response,
     responses={
         200: {"description": "A JSON-RPC answer", "content": _JSON_RPC},
+        503: {"description": "The database is unreachable (JSON-RPC 50300)", "content": _JSON_RPC},
         202: {"description": "A notification, accepted"},
         400: {"description": "A malformed or mismatched request", "content": _JSON_RPC},
         401: {"description": "No valid API key (JSON-RPC 40100)", "content": _JSON_RPC},
@@ -90,6 +94,15 @@ async def mcp(
     d: Annotated[str, Path(description="Deployment id")],
 ) -> Response:
     """The deployment's tools over MCP Streamable HTTP (both eras, stateless), for its agent."""
+    try:
+        return await _serve(request, t, d)
+    except (OperationalError, InterfaceError, ConnectionRefusedError) as error:
+        # The REST handlers answer 503 with the hub's error body; an MCP client reads JSON-RPC.
+        log.warning("gateway: database unavailable: %s", type(error).__name__)
+        return _error(503, UNAVAILABLE, "the hub is unavailable", "unavailable")
+
+
+async def _serve(request: Request, t: str, d: str) -> Response:
     parts = components_of(request.app)
     settings = parts.get(Settings)
     if not _origin_allowed(request, settings):

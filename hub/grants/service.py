@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
@@ -256,7 +257,7 @@ async def create_grant(
     await record_for(
         session,
         access,
-        "grant.create",
+        Action.GRANT_CREATE,
         f"grant:{grant.id}",
         {
             "principal_id": str(data.principal_id),
@@ -285,7 +286,7 @@ async def delete_grant(
     await record_for(
         session,
         access,
-        "grant.delete",
+        Action.GRANT_DELETE,
         f"grant:{grant.id}",
         {"principal_id": str(grant.principal_id), "resource": grant.resource},
     )

@@ -2,6 +2,7 @@
 
 from hub.models.api_key import ApiKey
 from hub.models.approval import Approval
+from hub.models.audit_chain_head import AuditChainHead
 from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
 from hub.models.catalog import Catalog
@@ -14,10 +15,12 @@ from hub.models.oauth_client import OAuthClient
 from hub.models.principal import Principal
 from hub.models.server import Server
 from hub.models.tenant import Tenant
+from hub.models.worker_job import WorkerJob
 
 __all__ = [
     "ApiKey",
     "Approval",
+    "AuditChainHead",
     "AuditEvent",
     "Base",
     "Catalog",
@@ -31,4 +34,5 @@ __all__ = [
     "Principal",
     "Server",
     "Tenant",
+    "WorkerJob",
 ]

@@ -1,4 +1,10 @@
-"""audit_events: append-only record of mutations, denials and failures (never a secret)."""
+"""audit_events: append-only record of mutations, denials and failures (never a secret).
+
+Each tenant's rows, and the platform's (``tenant_id`` NULL), form a hash chain (DESIGN §11):
+``seq`` numbers a row within its chain from 1, ``prev_hash`` is the previous row's ``hash``
+(64 zeros for the first) and ``hash = sha256(prev_hash ‖ canonical JSON of the row)``
+(:mod:`hub.audit.chain`). ``audit_chain_heads`` holds each chain's last link.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Uuid
+from sqlalchemy import BigInteger, ForeignKey, Index, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hub.core.clock import now
@@ -16,7 +22,12 @@ from hub.models.base import Base, IdMixin
 
 class AuditEvent(IdMixin, Base):
     __tablename__ = "audit_events"
-    __table_args__ = (Index("ix_audit_events_tenant_at", "tenant_id", "at", "id"),)
+    __table_args__ = (
+        Index("ix_audit_events_tenant_at", "tenant_id", "at", "id"),
+        # one row per position in a tenant's chain (the platform chain's NULLs are not compared:
+        # its head row lock is what keeps it linear)
+        UniqueConstraint("tenant_id", "seq"),
+    )
 
     tenant_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid(), ForeignKey("tenants.id"), nullable=True
@@ -28,3 +39,6 @@ class AuditEvent(IdMixin, Base):
     outcome: Mapped[str] = mapped_column(String(16), nullable=False)
     request_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
     details: Mapped[dict[str, Any]] = mapped_column(JSONType, nullable=False, default=dict)
+    seq: Mapped[int] = mapped_column(BigInteger(), nullable=False)
+    prev_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    hash: Mapped[str] = mapped_column(String(64), nullable=False)

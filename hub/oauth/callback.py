@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.core import clock
 from hub.core.db import Database
@@ -216,7 +217,7 @@ async def _store(
             session,
             tenant_id=tenant_id,
             actor_id=row.initiator_id,
-            action="oauth.callback",
+            action=Action.OAUTH_CALLBACK,
             resource=f"credential:{credential_id}",
             request_id=current_request_id(),
             details={
@@ -239,7 +240,7 @@ async def _fail(db: Database, tenant_id: TenantId, row: OAuthAuthorization, reas
             session,
             tenant_id=tenant_id,
             actor_id=row.initiator_id,
-            action="oauth.callback",
+            action=Action.OAUTH_CALLBACK,
             resource=f"oauth_authorization:{row.id}",
             request_id=current_request_id(),
             outcome="failed",

@@ -62,7 +62,7 @@ async def create_authorization(
     )
 
 
-@router.get("/authorizations/{o}", name="oauth.authorization.get")
+@router.get("/authorizations/{o}", name="oauth_authorization.get")
 async def get_authorization(
     o: str,
     session: SessionDep,

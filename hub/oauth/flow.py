@@ -23,6 +23,7 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
@@ -315,7 +316,7 @@ async def create_authorization(
     await record_for(
         session,
         access,
-        "oauth.authorize",
+        Action.OAUTH_AUTHORIZE,
         f"oauth_authorization:{row.id}",
         {
             "server": subject.server.handle if subject.server else None,

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
+from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.core import clock
 from hub.core.crypto import Keyring
@@ -120,7 +121,7 @@ class TokenRefresher:
                 session,
                 tenant_id,
                 row.id,
-                "credential.insufficient_scope",
+                Action.CREDENTIAL_INSUFFICIENT_SCOPE,
                 {"scopes": list(merged), "challenged": list(scopes)},
             )
 
@@ -223,7 +224,7 @@ class TokenRefresher:
                     session,
                     tenant_id,
                     row.id,
-                    "credential.refresh",
+                    Action.CREDENTIAL_REFRESH,
                     {"rotated": answer.refresh_token is not None, "expires_in": answer.expires_in},
                 )
             current = await repository.get_credential(session, tenant_id, row.id)
@@ -253,7 +254,7 @@ class TokenRefresher:
                     session,
                     tenant_id,
                     row.id,
-                    "credential.refresh",
+                    Action.CREDENTIAL_REFRESH,
                     {"error": "invalid_grant", "status": "error"},
                     outcome="failed",
                 )
@@ -268,7 +269,7 @@ class TokenRefresher:
                     session,
                     tenant_id,
                     row.id,
-                    "credential.refresh",
+                    Action.CREDENTIAL_REFRESH,
                     {"error": reason},
                     outcome="failed",
                 )
@@ -282,7 +283,7 @@ class TokenRefresher:
         session: Any,
         tenant_id: TenantId,
         credential_id: uuid.UUID,
-        action: str,
+        action: Action,
         details: dict[str, Any],
         outcome: Literal["success", "failed"] = "success",
     ) -> None:

@@ -6,7 +6,7 @@
   credential;
 - :func:`get_authorization`: a flow's status as the CLI polls it;
 - :func:`client_metadata` (:mod:`hub.oauth.registration`): the hub's client ID metadata document;
-- :class:`TokenRefresher` (:mod:`hub.oauth.refresh`) and :func:`refresh_loop`
+- :class:`TokenRefresher` (:mod:`hub.oauth.refresh`) and :func:`register_refresh`
   (:mod:`hub.oauth.worker`): the refresh lease, on use and ahead of expiry.
 """
 
@@ -27,7 +27,7 @@ from hub.oauth.flow import Started, create_authorization
 from hub.oauth.refresh import TokenRefresher
 from hub.oauth.registration import client_metadata_document
 from hub.oauth.schemas import AuthorizationRead, ClientMetadataDocument
-from hub.oauth.worker import refresh_loop
+from hub.oauth.worker import register_refresh
 from hub.servers import service as servers_service
 
 __all__ = [
@@ -40,7 +40,7 @@ __all__ = [
     "complete_callback",
     "create_authorization",
     "get_authorization",
-    "refresh_loop",
+    "register_refresh",
 ]
 
 

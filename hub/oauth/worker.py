@@ -19,14 +19,14 @@ from datetime import datetime, timedelta
 
 from hub.core import clock
 from hub.core.db import Database
+from hub.core.jobs import JobRegistry, JobRun
 from hub.core.tenancy import TenantId, system_scope
-from hub.core.workers import Loop
 from hub.models import Credential
 from hub.oauth import repository
 from hub.oauth.refresh import TokenRefresher
 from hub.upstream import TokenUnavailable
 
-__all__ = ["BATCH", "refresh_loop", "refresh_pass"]
+__all__ = ["BATCH", "refresh_pass", "register_refresh"]
 
 log = logging.getLogger("hub.oauth.worker")
 
@@ -74,10 +74,13 @@ async def refresh_pass(db: Database, refresher: TokenRefresher) -> int:
     return len(claims)
 
 
-def refresh_loop(refresher: TokenRefresher) -> Loop:
-    async def run_once(db: Database) -> None:
-        claimed = await refresh_pass(db, refresher)
+def register_refresh(jobs: JobRegistry, refresher: TokenRefresher) -> None:
+    """The refresher as a recurring worker job (``oauth.refresh``): each pass claims the
+    credentials due with their own leases, so replicas sharing the job never refresh one twice."""
+
+    async def run_pass(run: JobRun) -> None:
+        claimed = await refresh_pass(run.db, refresher)
         if claimed:
             log.info("oauth refresher: %d credential(s) refreshed ahead of expiry", claimed)
 
-    return Loop("oauth-refresh", run_once, refresher.config.refresh_interval_s)
+    jobs.register("oauth.refresh", run_pass, every_s=refresher.config.refresh_interval_s)

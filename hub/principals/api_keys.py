@@ -12,6 +12,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.auth.caller import Caller, TenantAccess
 from hub.auth.key_format import display_prefix, generate_key, hash_key
@@ -94,7 +95,7 @@ async def _audit(
     session: AsyncSession,
     tenant_id: TenantId | None,
     caller: Caller,
-    action: str,
+    action: Action,
     key: ApiKey,
 ) -> None:
     await record(
@@ -129,7 +130,7 @@ async def create_key(
         expires_at=data.expires_at,
     )
     await session.flush()
-    await _audit(session, access.tenant_id, access.caller, "api_key.create", issued[0])
+    await _audit(session, access.tenant_id, access.caller, Action.API_KEY_CREATE, issued[0])
     return issued
 
 
@@ -157,7 +158,7 @@ async def revoke_key(
     if key.revoked_at is None:
         key.revoked_at = clock.now()
         await session.flush()
-    await _audit(session, access.tenant_id, access.caller, "api_key.revoke", key)
+    await _audit(session, access.tenant_id, access.caller, Action.API_KEY_REVOKE, key)
 
 
 async def roll_key(
@@ -182,7 +183,7 @@ async def roll_key(
         expires_at=data.expires_at,
     )
     await session.flush()
-    await _audit(session, access.tenant_id, access.caller, "api_key.roll", key)
+    await _audit(session, access.tenant_id, access.caller, Action.API_KEY_ROLL, key)
     return issued
 
 
@@ -201,7 +202,7 @@ async def create_platform_key(
         expires_at=data.expires_at,
     )
     await session.flush()
-    await _audit(session, None, caller, "platform_key.create", issued[0])
+    await _audit(session, None, caller, Action.PLATFORM_KEY_CREATE, issued[0])
     return issued
 
 
@@ -223,7 +224,7 @@ async def revoke_platform_key(session: AsyncSession, caller: Caller, key_id: uui
     if key.revoked_at is None:
         key.revoked_at = clock.now()
         await session.flush()
-    await _audit(session, None, caller, "platform_key.revoke", key)
+    await _audit(session, None, caller, Action.PLATFORM_KEY_REVOKE, key)
 
 
 async def roll_platform_key(
@@ -241,5 +242,5 @@ async def roll_platform_key(
         expires_at=data.expires_at,
     )
     await session.flush()
-    await _audit(session, None, caller, "platform_key.roll", key)
+    await _audit(session, None, caller, Action.PLATFORM_KEY_ROLL, key)
     return issued

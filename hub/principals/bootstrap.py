@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.core import clock
 from hub.core.db import Database
@@ -43,7 +44,7 @@ async def bootstrap_platform_admin(db: Database, pepper: bytes, *, force: bool =
             session,
             tenant_id=None,
             actor_id=None,
-            action="platform_admin.bootstrap",
+            action=Action.PLATFORM_ADMIN_BOOTSTRAP,
             resource=f"principal:{principal.id}",
             request_id=None,
             details={"prefix": row.prefix, "forced": force},

@@ -6,6 +6,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import Caller, TenantAccess
 from hub.core import clock
@@ -61,7 +62,7 @@ async def create_principal(
     await record_for(
         session,
         access,
-        "principal.create",
+        Action.PRINCIPAL_CREATE,
         f"principal:{principal.id}",
         {"kind": data.kind, "role": data.role},
     )
@@ -106,7 +107,7 @@ async def update_principal(
     await record_for(
         session,
         access,
-        "principal.update",
+        Action.PRINCIPAL_UPDATE,
         f"principal:{principal.id}",
         {"fields": sorted(changes)},
     )
@@ -125,7 +126,7 @@ async def delete_principal(
     await record_for(
         session,
         access,
-        "principal.delete",
+        Action.PRINCIPAL_DELETE,
         f"principal:{principal.id}",
     )
 

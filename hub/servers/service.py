@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
@@ -65,7 +66,7 @@ async def create_server(
     await record_for(
         session,
         access,
-        "server.create",
+        Action.SERVER_CREATE,
         f"server:{server.handle}",
         {"server_id": str(server.id), "credential_id": str(data.credential_id or "")},
     )
@@ -120,7 +121,7 @@ async def update_server(
     await record_for(
         session,
         access,
-        "server.update",
+        Action.SERVER_UPDATE,
         f"server:{server.handle}",
         {"fields": sorted(changes)},
     )
@@ -136,7 +137,7 @@ async def delete_server(session: AsyncSession, access: TenantAccess, handle: str
     await record_for(
         session,
         access,
-        "server.delete",
+        Action.SERVER_DELETE,
         f"server:{server.handle}",
         {"server_id": str(server.id)},
     )

@@ -6,6 +6,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.core import clock
 from hub.core.errors import Conflict, NotFound
@@ -49,7 +50,7 @@ async def create_tenant(
         session,
         tenant_id=_scope(tenant),
         actor_id=actor_id,
-        action="tenant.create",
+        action=Action.TENANT_CREATE,
         resource=f"tenant:{tenant.id}",
         request_id=request_id,
         details={"slug": tenant.slug},
@@ -101,7 +102,7 @@ async def update_tenant(
         session,
         tenant_id=_scope(tenant),
         actor_id=actor_id,
-        action="tenant.update",
+        action=Action.TENANT_UPDATE,
         resource=f"tenant:{tenant.id}",
         request_id=request_id,
         details={"fields": sorted(changes), "slug": tenant.slug},
@@ -118,7 +119,7 @@ async def disable_tenant(
         session,
         tenant_id=_scope(tenant),
         actor_id=actor_id,
-        action="tenant.disable",
+        action=Action.TENANT_DISABLE,
         resource=f"tenant:{tenant.id}",
         request_id=request_id,
     )

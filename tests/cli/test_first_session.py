@@ -154,7 +154,13 @@ async def _deployment_grants_and_the_agent(s: Session) -> None:
         )
     ).json()
     assert deployment["entries"] == [
-        {"server": "peer", "catalog_version": 2, "allow_without_ask": ["echo"]}
+        {
+            "server": "peer",
+            "catalog_version": 2,
+            "allow_without_ask": ["echo"],
+            "arguments": "strict",
+            "tool_names": "prefixed",
+        }
     ]
     assert_headers(
         await s.hub.ok("deployments", "list", *dee), "ID", "NAME", "AGENT", "SERVERS", "UPDATED"

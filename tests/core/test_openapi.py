@@ -17,6 +17,8 @@ UNTYPED = {
     ("get", "/oauth/callback"),
     ("get", "/oauth/client-metadata.json"),
     ("post", "/tenants/{t}/deployments/{d}/mcp"),
+    ("get", "/tenants/{t}/audit/export"),
+    ("get", "/platform/audit/export"),
 }
 
 
@@ -63,6 +65,8 @@ def test_read_schemas_are_components(document: dict[str, Any]) -> None:
         "DeploymentRead",
         "BundleRead",
         "WhoAmI",
+        "AuditEventRead",
+        "AuditVerifyRead",
     ):
         assert read in names
 
@@ -73,7 +77,10 @@ def test_no_fastapi_422_is_documented(document: dict[str, Any]) -> None:
             assert "HTTPValidationError" not in str(operation["responses"].get("422", ""))
 
 
-PUBLIC = {"/healthz", "/readyz", "/metrics"}
+#: answered without an API key: no 401/403 to document (the OAuth callback is a browser page)
+PUBLIC = {"/healthz", "/readyz", "/metrics", "/oauth/callback", "/oauth/client-metadata.json"}
+#: not the REST error body: MCP endpoints answer JSON-RPC messages, the callback a browser page
+OWN_ERROR_BODIES = {"/tenants/{t}/deployments/{d}/mcp", "/oauth/callback"}
 READ_ONLY_POSTS = {("post", "/tenants/{t}/grants/check")}
 UPSTREAM = {
     ("post", "/tenants/{t}/mcp/discover"),
@@ -107,14 +114,14 @@ def test_every_error_status_a_route_answers_is_documented(document: dict[str, An
             responses = operation["responses"]
             for status in sorted(_expected_errors(method, path, operation) - set(responses)):
                 missing.append(f"{method.upper()} {path} {status}")
-    assert missing == []
+    assert missing == [], "\n".join(missing)
 
 
 def test_every_documented_error_has_the_error_schema(document: dict[str, Any]) -> None:
     for path, item in document["paths"].items():
         for method, operation in item.items():
             for status, response in operation["responses"].items():
-                if int(status) >= 400:
+                if int(status) >= 400 and path not in OWN_ERROR_BODIES:
                     schema = response["content"]["application/json"]["schema"]
                     assert schema == {"$ref": "#/components/schemas/ErrorResponse"}, (
                         method,

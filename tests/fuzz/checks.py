@@ -38,7 +38,15 @@ STANDARD_ERRORS = frozenset({400, 401, 403, 404, 409, 422})
 UNAUTHORIZED = {"code": "unauthorized", "message": "a valid API key is required"}
 _CODE = re.compile(r"^[a-z][a-z0-9_]*$")
 _ERROR_FIELDS = {"code", "message", "request_id"}
-_ERROR_EXTRAS = {"details", "reason", "resource", "action", "credential_sent"}
+_ERROR_EXTRAS = {
+    "details",
+    "reason",
+    "resource",
+    "action",
+    "credential_sent",
+    "retry_after_s",
+    "limit",
+}
 
 Check = Callable[[CheckContext, Response, Case[Any]], bool | None]
 

@@ -8,13 +8,17 @@ Origins checked; batches only from 2025-03-26 (no header), at most 20 items.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx2
 import pytest
 
+from hub.app import create_app
+from hub.auth.key_format import generate_key
 from hub.core.db import Database
 from hub.mcp import MODERN_VERSION
+from tests.conftest import make_settings
 from tests.gateway.support import META, Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.support.factories import make_principal
@@ -357,3 +361,22 @@ async def test_legacy_agents_see_no_non_object_output_schema(
     ][0]
     assert modern["outputSchema"] == {"type": "array"}
     assert "outputSchema" not in legacy
+
+
+async def test_an_unreachable_database_is_503_with_json_rpc_50300() -> None:
+    # Nothing listens on port 1: every connection is refused, as with a database that went away.
+    down = create_app(make_settings("postgresql+asyncpg://root@127.0.0.1:1/hub"))
+    async with (
+        down.router.lifespan_context(down),
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=down), base_url="http://hub.test"
+        ) as http,
+    ):
+        r = await http.post(
+            f"/tenants/{uuid.uuid4()}/deployments/{uuid.uuid4()}/mcp",
+            json=_message("tools/list"),
+            headers={"authorization": f"Bearer {generate_key()[0]}"},
+        )
+    assert r.status_code == 503
+    assert r.json()["error"]["code"] == 50300
+    assert r.json()["error"]["data"] == {"class": "unavailable"}

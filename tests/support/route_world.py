@@ -38,6 +38,7 @@ from tests.support.factories import (
 )
 
 __all__ = [
+    "AUDIT_TABLES",
     "ROUTES",
     "Ids",
     "Route",
@@ -54,6 +55,8 @@ __all__ = [
 ]
 
 Ids = dict[str, str]
+#: the tables a refused attempt writes to (its audit row and its chain's head)
+AUDIT_TABLES = ("audit_events", "audit_chain_heads")
 Body = Callable[[Ids], dict[str, Any]] | None
 
 
@@ -506,9 +509,16 @@ ROUTES: dict[str, Route] = {
         prepare=_oauth_server,
         success=201,
     ),
-    "oauth.authorization.get": Route("tenant", "GET", "/tenants/{t}/oauth/authorizations/{o}"),
+    "oauth_authorization.get": Route("tenant", "GET", "/tenants/{t}/oauth/authorizations/{o}"),
     "oauth.callback": Route("public", "GET", "/oauth/callback"),
     "oauth.client_metadata": Route("public", "GET", "/oauth/client-metadata.json"),
+    # tenant: the audit trail (audit : read), and the platform's own chain
+    "audit.list": Route("tenant", "GET", "/tenants/{t}/audit"),
+    "audit.verify": Route("tenant", "GET", "/tenants/{t}/audit/verify"),
+    "audit.export": Route("tenant", "GET", "/tenants/{t}/audit/export"),
+    "platform_audit.list": Route("platform", "GET", "/platform/audit"),
+    "platform_audit.verify": Route("platform", "GET", "/platform/audit/verify"),
+    "platform_audit.export": Route("platform", "GET", "/platform/audit/export"),
 }
 
 _PARAM = re.compile(r"{(\w+)}")
@@ -537,7 +547,7 @@ def app_routes(app: FastAPI) -> dict[str, tuple[str, str]]:
 
 async def snapshot(db: Database, tenant_id: str, *, skip: tuple[str, ...] = ()) -> str:
     """A hash of every row belonging to tenant A (and A's tenant row), but the tables in
-    ``skip`` (``audit_events`` when A's own refused attempts are being recorded)."""
+    ``skip`` (:data:`AUDIT_TABLES` when A's own refused attempts are being recorded)."""
     digest = hashlib.sha256()
     async with db.engine.connect() as conn:
         for table in Base.metadata.sorted_tables:

@@ -4,7 +4,8 @@ Written against ``GET /tenants/{t}/audit`` (a cursor-paginated list, oldest firs
 ``GET /tenants/{t}/audit/verify`` (the hash chain's check). ``tail`` walks the list to its end
 with a progress bar and prints the last rows; ``--follow`` then re-reads the last page every
 ``--interval`` seconds and prints rows it has not shown yet. ``verify`` prints the hub's answer
-and exits 1 when the chain is reported broken.
+and exits 1 when the chain is reported broken; ``verify --local`` checks the database directly
+(:mod:`hub.cli.audit`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from hub.cli.audit import verify_local
 from hub.cli.remote.client import PAGE_LIMIT
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, progress
@@ -86,9 +88,23 @@ def tail(
 
 @audit_app.command("verify")
 def verify(
-    tenant: TenantOpt = None, profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="Read HUB_DATABASE_URL directly (no hub, no key): every chain, or --tenant's.",
+        ),
+    ] = False,
+    platform: Annotated[
+        bool, typer.Option("--platform", help="With --local: the platform's own chain.")
+    ] = False,
 ) -> None:
-    """Check the tenant's audit hash chain; exit 1 when the hub reports it broken."""
+    """Check the tenant's audit hash chain; exit 1 when it is broken."""
+    if local or platform:
+        raise typer.Exit(verify_local([tenant] if tenant else [], platform, as_json))
     with remote(profile, as_json, tenant) as r:
         with progress("verifying the audit chain"):
             answer = r.client.get(r.path("audit", "verify"))

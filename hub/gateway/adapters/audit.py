@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hub.audit.actions import Action
 from hub.audit.service import record_failure
 from hub.core.db import Database
 from hub.core.metrics import Metrics
@@ -47,7 +48,7 @@ class HubAudit:
             self._db,
             tenant_id=self._tenant,
             actor_id=record.agent_id,
-            action="tool.call",
+            action=Action.TOOL_CALL,
             resource=record.grant_key or f"deployment:{record.deployment_id}",
             request_id=self._request_id,
             outcome=record.outcome,

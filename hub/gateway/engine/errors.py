@@ -45,12 +45,14 @@ ErrorClass = Literal[
     "tool_changed",
     "rate_limited",
     "unauthenticated",
+    "unavailable",
 ]
 
 ERROR_META: Final = "io.mcphub/error"
 UNAUTHENTICATED: Final = 40100
 FORBIDDEN: Final = 40300
 RATE_LIMITED: Final = 42900
+UNAVAILABLE: Final = 50300
 UNKNOWN_TOOL: Final = -32602
 
 

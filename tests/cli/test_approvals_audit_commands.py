@@ -1,11 +1,7 @@
-"""``hub approvals`` and ``hub audit`` against a live hub — blocked on other branches.
+"""``hub approvals`` and ``hub audit`` against a live hub (``hub serve`` in a subprocess).
 
-The commands are written against the contracts (DESIGN §4, §10.3, §11, §15):
-``GET /tenants/{t}/approvals``, ``GET …/{a}``, ``POST …/{a}/decision`` and
-``GET /tenants/{t}/audit``, ``…/audit/verify``. Neither API is routed on this branch yet (the
-approvals domain exists but is not wired; the audit read routes come in a later issue), so these
-tests are strict xfails: they fail today for that reason alone, and turn into failures ("XPASS")
-the day the routes land, which is the signal to drop the marker.
+The commands follow the contracts (DESIGN §4, §10.3, §11, §15): ``GET /tenants/{t}/approvals``,
+``GET …/{a}``, ``POST …/{a}/decision``, ``GET /tenants/{t}/audit`` and ``…/audit/verify``.
 """
 
 from __future__ import annotations
@@ -23,14 +19,6 @@ from hub.core.crypto import Keyring
 from hub.models import Approval, Principal
 from tests.cli.support import LiveHub, live_hub
 from tests.deploy.serving import TEST_KEYRING
-
-APPROVALS_BLOCKED = pytest.mark.xfail(
-    strict=True,
-    reason="blocked: /tenants/{t}/approvals is not routed on this branch (the approvals work)",
-)
-AUDIT_BLOCKED = pytest.mark.xfail(
-    strict=True, reason="blocked: the audit read routes come in a later issue"
-)
 
 
 async def _tenant_admin(hub: LiveHub) -> None:
@@ -85,7 +73,6 @@ def _pending_approval(hub: LiveHub, tenant_slug: str) -> str:
     return str(approval_id)
 
 
-@APPROVALS_BLOCKED
 @pytest.mark.slow
 async def test_approvals_list_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:
@@ -95,7 +82,6 @@ async def test_approvals_list_on_a_live_hub(tmp_path: Path) -> None:
         assert (await hub.ok("approvals", "list", "--json", "--profile", "owner")).json() == []
 
 
-@APPROVALS_BLOCKED
 @pytest.mark.slow
 async def test_approvals_show_approve_and_deny_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:
@@ -124,7 +110,6 @@ async def test_approvals_show_approve_and_deny_on_a_live_hub(tmp_path: Path) -> 
         assert len(again.error_lines) == 1, again.stderr
 
 
-@AUDIT_BLOCKED
 @pytest.mark.slow
 async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:

@@ -1,0 +1,139 @@
+"""Reading the audit trail (DESIGN §4, §11): a tenant's chain, and the platform's.
+
+- ``GET /tenants/{t}/audit`` — events oldest first, filtered by ``action``, ``actor``,
+  ``outcome``, ``since`` (inclusive) and ``until`` (exclusive), with cursor pagination;
+- ``GET /tenants/{t}/audit/verify`` — the hash chain checked from its first row to its head;
+- ``GET /tenants/{t}/audit/export`` — the chain as NDJSON (one event per line, ``seq`` order,
+  same filters), streamed for a SIEM.
+
+All three need ``audit`` : ``read`` in the tenant (the platform admin passes). The platform's own
+chain (events without a tenant: the platform admin's keys, bootstrap) is at ``/platform/audit``,
+``…/verify`` and ``…/export``, for the platform admin only.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import StreamingResponse
+
+from hub.audit import service
+from hub.audit.actions import Action, Outcome
+from hub.audit.repository import AuditFilters
+from hub.audit.schemas import AuditEventRead, AuditVerifyRead
+from hub.auth.caller import TenantAccess
+from hub.authz.deps import PlatformAdminDep, authorize
+from hub.core.db import Database
+from hub.core.deps import DatabaseDep, SessionDep
+from hub.core.pagination import PageParamsDep
+from hub.core.schemas import Envelope, ListEnvelope, UtcDatetime
+from hub.core.tenancy import TenantId
+
+__all__ = ["platform_router", "router"]
+
+router = APIRouter(prefix="/tenants/{t}/audit", tags=["audit"])
+platform_router = APIRouter(prefix="/platform/audit", tags=["audit"])
+
+AuditReader = Annotated[TenantAccess, authorize("audit", "read")]
+NDJSON = "application/x-ndjson"
+_EXPORT: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The chain's events, one JSON object per line, in chain order",
+        "content": {NDJSON: {"schema": {"type": "string"}}},
+    }
+}
+
+
+def audit_filters(
+    action: Annotated[Action | None, Query()] = None,
+    actor: Annotated[uuid.UUID | None, Query()] = None,
+    outcome: Annotated[Outcome | None, Query()] = None,
+    since: Annotated[UtcDatetime | None, Query()] = None,
+    until: Annotated[UtcDatetime | None, Query()] = None,
+) -> AuditFilters:
+    return AuditFilters(
+        action=action.value if action else None,
+        actor_id=actor,
+        outcome=outcome,
+        since=since,
+        until=until,
+    )
+
+
+FiltersDep = Annotated[AuditFilters, Depends(audit_filters)]
+
+
+def _verified(result: service.Verification) -> Envelope[AuditVerifyRead]:
+    return Envelope(
+        data=AuditVerifyRead(
+            ok=result.ok,
+            checked=result.checked,
+            first_bad_id=result.first_bad_id,
+            reason=result.reason,
+            head_hash=result.head_hash,
+        )
+    )
+
+
+def _ndjson(db: Database, tenant_id: TenantId | None, filters: AuditFilters) -> StreamingResponse:
+    async def lines() -> AsyncIterator[bytes]:
+        async for rows in service.export_events(db, tenant_id, filters):
+            chunk = "".join(
+                json.dumps(AuditEventRead.model_validate(row).model_dump(mode="json")) + "\n"
+                for row in rows
+            )
+            yield chunk.encode()
+
+    return StreamingResponse(lines(), media_type=NDJSON)
+
+
+@router.get("", name="audit.list")
+async def list_audit(
+    session: SessionDep, page: PageParamsDep, filters: FiltersDep, access: AuditReader
+) -> ListEnvelope[AuditEventRead]:
+    """List the tenant's audit events, oldest first."""
+    result = await service.list_events(session, access.tenant_id, filters, page)
+    return ListEnvelope.of(result, AuditEventRead)
+
+
+@router.get("/verify", name="audit.verify")
+async def verify_audit(db: DatabaseDep, access: AuditReader) -> Envelope[AuditVerifyRead]:
+    """Check the tenant's audit hash chain and name the first row that breaks it."""
+    return _verified(await service.verify_chain(db, access.tenant_id))
+
+
+@router.get("/export", name="audit.export", response_class=StreamingResponse, responses=_EXPORT)
+async def export_audit(db: DatabaseDep, filters: FiltersDep, access: AuditReader) -> Any:
+    """Stream the tenant's audit events as NDJSON, in chain order."""
+    return _ndjson(db, access.tenant_id, filters)
+
+
+@platform_router.get("", name="platform_audit.list")
+async def list_platform_audit(
+    session: SessionDep, page: PageParamsDep, filters: FiltersDep, caller: PlatformAdminDep
+) -> ListEnvelope[AuditEventRead]:
+    """List the platform's own audit events (no tenant), oldest first."""
+    result = await service.list_events(session, None, filters, page)
+    return ListEnvelope.of(result, AuditEventRead)
+
+
+@platform_router.get("/verify", name="platform_audit.verify")
+async def verify_platform_audit(
+    db: DatabaseDep, caller: PlatformAdminDep
+) -> Envelope[AuditVerifyRead]:
+    """Check the platform's audit hash chain."""
+    return _verified(await service.verify_chain(db, None))
+
+
+@platform_router.get(
+    "/export", name="platform_audit.export", response_class=StreamingResponse, responses=_EXPORT
+)
+async def export_platform_audit(
+    db: DatabaseDep, filters: FiltersDep, caller: PlatformAdminDep
+) -> Any:
+    """Stream the platform's audit events as NDJSON, in chain order."""
+    return _ndjson(db, None, filters)

@@ -1,0 +1,51 @@
+"""Rate limits at the edge of the REST API (DESIGN §11), after authentication.
+
+- :func:`rest_rate_limit` — a router-level dependency (``hub/api.py`` puts it on every
+  authenticated REST router): class ``rest``, per principal. It depends on the caller, so it runs
+  after authentication (a request without a valid key is a 401 and costs no one's budget).
+- :func:`enforce` — one class for one key, used by :func:`hub.authz.deps.authorize` for the
+  per-tenant ``discovery`` and ``snapshot`` classes *after* the grant decision, so a principal that
+  may not discover cannot spend its tenant's budget either.
+
+Refused: 429 ``rate_limited`` with ``Retry-After``, ``RateLimit-Policy`` and ``RateLimit``.
+Admitted: the two fields go on the response as well (the classes a request was counted in).
+A refused request writes no audit row (a flood would otherwise become database writes); it is
+counted in ``hub_rate_limit_refusals_total``.
+"""
+
+from __future__ import annotations
+
+from fastapi import Request, Response
+
+from hub.auth.deps import CallerDep
+from hub.core.components import components_of
+from hub.core.errors import RateLimited
+from hub.ratelimit import LimitKind, RateLimiter
+
+__all__ = ["enforce", "rest_rate_limit"]
+
+
+def _merge(response: Response, headers: dict[str, str]) -> None:
+    for name in ("RateLimit-Policy", "RateLimit"):
+        value = headers.get(name)
+        if value is None:
+            continue
+        existing = response.headers.get(name)
+        # both fields are Structured Field lists: a request counted in two classes lists both
+        response.headers[name] = f"{existing}, {value}" if existing else value
+
+
+async def enforce(request: Request, response: Response, kind: LimitKind, key: str) -> None:
+    """Count this request in ``kind`` for ``key``; raise 429 when the limit refuses it."""
+    parts = components_of(request.app)
+    if RateLimiter not in parts:
+        return
+    decision = await parts.get(RateLimiter).check(kind, key)
+    if not decision.allowed:
+        raise RateLimited(decision.kind, decision.retry_after_s, dict(decision.headers))
+    _merge(response, dict(decision.headers))
+
+
+async def rest_rate_limit(request: Request, response: Response, caller: CallerDep) -> None:
+    """Class ``rest``: every authenticated REST request, per principal."""
+    await enforce(request, response, "rest", str(caller.principal_id))

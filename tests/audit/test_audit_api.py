@@ -1,0 +1,204 @@
+"""The audit routes (DESIGN §4, §11): list with filters and a cursor, verify, NDJSON export, the
+platform's own chain, ``audit`` : ``read`` needed, and ``hub audit verify`` for operators.
+(Tenant isolation of these routes is in the route matrix, ``tests/test_route_matrix.py``.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx2
+import pytest
+from sqlalchemy import text
+
+from hub.audit.chain import GENESIS, link_hash
+from hub.core import clock
+from hub.core.db import Database
+from tests.conftest import TEST_KEY, TEST_PEPPER
+from tests.support.factories import Actor, make_platform_admin, make_principal
+from tests.support.stories import TenantAdmin, make_tenant_admin
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def team(client: httpx2.AsyncClient, database: Database) -> TenantAdmin:
+    """A tenant whose admin made three principals (three ``principal.create`` events)."""
+    made = await make_tenant_admin(database)
+    for name in ("a", "b", "c"):
+        response = await client.post(
+            made.url("principals"), json={"kind": "agent", "name": name}, headers=made.admin.headers
+        )
+        assert response.status_code == 201
+    return made
+
+
+async def _get(client: httpx2.AsyncClient, url: str, who: Actor, **params: str) -> httpx2.Response:
+    return await client.get(url, params=params, headers=who.headers)
+
+
+async def test_events_are_listed_oldest_first_with_their_chain_links(
+    client: httpx2.AsyncClient, team: TenantAdmin
+) -> None:
+    response = await _get(client, team.url("audit"), team.admin)
+    assert response.status_code == 200, response.text
+    events = response.json()["data"]
+    assert [e["action"] for e in events] == ["principal.create"] * 3
+    assert [e["seq"] for e in events] == [1, 2, 3]
+    assert events[0]["prev_hash"] == GENESIS
+    assert events[1]["prev_hash"] == events[0]["hash"]
+    assert {e["actor_id"] for e in events} == {str(team.admin.principal_id)}
+
+
+async def test_filters_and_cursor(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    nobody = await make_principal(database, team.tenant_id, role=None, name="nobody")
+    refused = await client.get(team.url("servers"), headers=nobody.headers)
+    assert refused.status_code == 403
+    denied = (await _get(client, team.url("audit"), team.admin, outcome="denied")).json()["data"]
+    assert [(e["action"], e["actor_id"]) for e in denied] == [
+        ("server.list", str(nobody.principal_id))
+    ]
+    by_actor = await _get(client, team.url("audit"), team.admin, actor=str(nobody.principal_id))
+    assert len(by_actor.json()["data"]) == 1
+    by_action = await _get(client, team.url("audit"), team.admin, action="principal.create")
+    assert len(by_action.json()["data"]) == 3
+    future = (clock.now() + timedelta(hours=1)).isoformat()
+    assert (await _get(client, team.url("audit"), team.admin, since=future)).json()["data"] == []
+    assert (
+        len((await _get(client, team.url("audit"), team.admin, until=future)).json()["data"]) == 4
+    )
+    first = (await _get(client, team.url("audit"), team.admin, limit="3")).json()
+    second = await _get(client, team.url("audit"), team.admin, cursor=first["next_cursor"])
+    assert [e["seq"] for e in first["data"] + second.json()["data"]] == [1, 2, 3, 4]
+    unknown = await _get(client, team.url("audit"), team.admin, action="tenant.explode")
+    assert unknown.status_code == 400
+
+
+async def test_reading_needs_audit_read(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    reader = await make_principal(database, team.tenant_id, role=None, name="auditor")
+    assert (await _get(client, team.url("audit"), reader)).status_code == 403
+    granted = await client.post(
+        team.url("grants"),
+        json={
+            "principal_id": str(reader.principal_id),
+            "resource": "audit",
+            "action": "read",
+            "effect": "allow",
+        },
+        headers=team.admin.headers,
+    )
+    assert granted.status_code == 201, granted.text
+    for path in ("audit", "audit/verify", "audit/export"):
+        assert (await _get(client, team.url(path), reader)).status_code == 200, path
+    # a grant on the audit trail confers nothing else
+    assert (await _get(client, team.url("servers"), reader)).status_code == 403
+
+
+async def test_verify_names_the_first_bad_row(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    ok = (await _get(client, team.url("audit/verify"), team.admin)).json()["data"]
+    assert (ok["ok"], ok["checked"], ok["first_bad_id"]) == (True, 3, None)
+    events = (await _get(client, team.url("audit"), team.admin)).json()["data"]
+    await _change_resource(database, events[1]["id"])
+    bad = (await _get(client, team.url("audit/verify"), team.admin)).json()["data"]
+    assert bad == {
+        "ok": False,
+        "checked": 2,
+        "first_bad_id": events[1]["id"],
+        "reason": "hash_mismatch",
+        "head_hash": ok["head_hash"],
+    }
+
+
+async def _change_resource(database: Database, event_id: str) -> None:
+    """Change one audit row as the database owner would (past the append-only trigger)."""
+    row_id = event_id if not database.is_sqlite else event_id.replace("-", "")
+    async with database.engine.begin() as conn:
+        if not database.is_sqlite:
+            await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
+        await conn.execute(
+            text("UPDATE audit_events SET resource = 'principal:someone-else' WHERE id = :id"),
+            {"id": row_id},
+        )
+        if not database.is_sqlite:
+            await conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
+
+
+async def test_export_streams_ndjson_a_siem_can_verify(
+    client: httpx2.AsyncClient, team: TenantAdmin
+) -> None:
+    response = await _get(client, team.url("audit/export"), team.admin)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/x-ndjson")
+    lines = [json.loads(line) for line in response.text.splitlines()]
+    assert [line["seq"] for line in lines] == [1, 2, 3]
+    prev = GENESIS
+    for line in lines:  # recomputed from the export alone
+        row = SimpleNamespace(**{**line, "at": datetime.fromisoformat(line["at"])})
+        assert link_hash(prev, row) == line["hash"]
+        prev = line["hash"]
+
+
+async def test_the_platform_chain_is_the_platform_admins(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    platform = await make_platform_admin(database)  # bootstrap: a platform event
+    made = await client.post("/platform/keys", json={}, headers=platform.headers)
+    assert made.status_code == 201
+    events = (await _get(client, "/platform/audit", platform)).json()["data"]
+    assert [e["action"] for e in events] == ["platform_admin.bootstrap", "platform_key.create"]
+    assert {e["tenant_id"] for e in events} == {None}
+    verified = (await _get(client, "/platform/audit/verify", platform)).json()["data"]
+    assert (verified["ok"], verified["checked"]) == (True, 2)
+    exported = (await _get(client, "/platform/audit/export", platform)).text.splitlines()
+    assert len(exported) == 2
+    # and the platform admin reads any tenant's chain
+    assert len((await _get(client, team.url("audit"), platform)).json()["data"]) == 3
+    assert (await _get(client, "/platform/audit", team.admin)).status_code == 403
+
+
+def _cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env.update(
+        {
+            "HUB_DATABASE_URL": db_url,
+            "HUB_ENCRYPTION_KEYS": f"t1:{TEST_KEY}",
+            "HUB_API_KEY_PEPPER": TEST_PEPPER,
+        }
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "hub.cli", "audit", "verify", "--local", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+async def test_hub_audit_verify_for_operators(
+    client: httpx2.AsyncClient, database: Database, db_url: str, team: TenantAdmin
+) -> None:
+    good = _cli(db_url, "--json")
+    assert good.returncode == 0, good.stderr
+    chains = [json.loads(line) for line in good.stdout.splitlines()]
+    mine = next(c for c in chains if c["tenant_id"] == str(team.tenant_id))
+    assert (mine["ok"], mine["checked"]) == (True, 3)
+    events = (await _get(client, team.url("audit"), team.admin)).json()["data"]
+    await _change_resource(database, events[2]["id"])
+    bad = _cli(db_url, "--tenant", str(team.tenant_id))
+    assert bad.returncode == 1
+    assert f"BROKEN at row {events[2]['id']} (hash_mismatch)" in bad.stdout
+    assert _cli(db_url, "--tenant", "no-such-tenant").returncode == 2
