@@ -1,10 +1,17 @@
 """Authenticating an API key (DESIGN §9, §13; SECURITY §3).
 
-Order: parse and checksum (no I/O: garbage never reaches the database) → look the key id up in a
-short read session of its own → HMAC compare in constant time (computed even for an unknown id) →
+Order: parse and checksum (no I/O: garbage never reaches the database, nor opens a connection) →
+one query on the request's own session for the key row, its principal (with ``grants_version``)
+and its tenant's status (:func:`hub.core.db.preliminary_reads`: a write request's authentication
+never takes the write lock) → HMAC compare in constant time (computed even for an unknown id) →
 revoked, expired, disabled principal or tenant. Every failure raises the same ``Unauthorized``.
-``last_used_at`` is written at most once a minute per key, in its own short write session, by a
-conditional UPDATE so concurrent requests still write it once.
+Nothing about a key is cached: each request reads its row, so revoking, expiring or disabling
+takes effect on the very next request, on every replica.
+
+``last_used_at`` is written at most once a minute per key, by a conditional UPDATE (concurrent
+requests still write it once), in a short write session of its own: never in the request's
+session, where it would turn a read into a write transaction (SQLite's lock, a PostgreSQL row lock
+held until the request commits) and be lost when the request rolls back.
 """
 
 from __future__ import annotations
@@ -13,11 +20,13 @@ import hmac
 import logging
 from datetime import timedelta
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from hub.auth import repository
 from hub.auth.caller import Caller
-from hub.auth.key_format import hash_key, parse_key
+from hub.auth.key_format import ParsedKey, hash_key
 from hub.core import clock
-from hub.core.db import Database
+from hub.core.db import Database, preliminary_reads
 from hub.core.errors import Unauthorized
 from hub.core.tenancy import TenantId
 
@@ -29,19 +38,21 @@ LAST_USED_INTERVAL = timedelta(seconds=60)
 _DUMMY_HASH = "0" * 64
 
 
-async def authenticate(db: Database, pepper: bytes, raw_key: str | None, request_id: str) -> Caller:
-    parsed = parse_key(raw_key)
-    if parsed is None:
-        raise Unauthorized()
-    computed = hash_key(pepper, parsed.full)
-    async with db.session(write=False) as session:
-        record = await repository.find_key(session, parsed.key_id)
+async def authenticate(
+    db: Database, session: AsyncSession, pepper: bytes, key: ParsedKey, request_id: str
+) -> Caller:
+    """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise."""
+    computed = hash_key(pepper, key.full)
+    async with preliminary_reads(session):
+        record = await repository.find_key(session, key.key_id)
     stored = record.key.key_hash if record is not None else _DUMMY_HASH
     if not hmac.compare_digest(stored, computed) or record is None:
         raise Unauthorized()
-    key, principal = record.key, record.principal
+    api_key, principal = record.key, record.principal
     now = clock.now()
-    if key.revoked_at is not None or (key.expires_at is not None and key.expires_at <= now):
+    if api_key.revoked_at is not None or (
+        api_key.expires_at is not None and api_key.expires_at <= now
+    ):
         raise Unauthorized()
     if principal.disabled_at is not None:
         raise Unauthorized()
@@ -51,16 +62,16 @@ async def authenticate(db: Database, pepper: bytes, raw_key: str | None, request
         raise Unauthorized()
     else:
         tenant_id = TenantId._mint(principal.tenant_id)  # authentication mints the caller's tenant
-    if key.last_used_at is None or key.last_used_at < now - LAST_USED_INTERVAL:
-        async with db.session(write=True) as session:
-            await repository.touch_last_used(session, key.id, now, LAST_USED_INTERVAL)
+    if api_key.last_used_at is None or api_key.last_used_at < now - LAST_USED_INTERVAL:
+        async with db.session(write=True) as touch:
+            await repository.touch_last_used(touch, api_key.id, now, LAST_USED_INTERVAL)
     return Caller(
         principal_id=principal.id,
         tenant_id=tenant_id,
         kind=principal.kind,
         role=principal.role,
         is_platform_admin=principal.is_platform_admin,
-        api_key_id=key.id,
+        api_key_id=api_key.id,
         grants_version=principal.grants_version,
         request_id=request_id,
     )

@@ -1,7 +1,9 @@
 """Authorisation dependencies, in the order of DESIGN §8.
 
 Item routes check ``kind:<id>``; list and create routes check ``kind:*``; the platform admin
-passes every tenant route and only the platform admin passes platform routes.
+passes every tenant route and only the platform admin passes platform routes. Every read they need
+(does the tenant exist, the caller's grants when its compiled policy is not cached) runs on the
+request's session, as :func:`hub.core.db.preliminary_reads`.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ import dataclasses
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import Caller, TenantAccess
 from hub.auth.deps import CallerDep
 from hub.authz import repository
 from hub.authz.decider import Effect, RouteDecider
 from hub.core.components import components_of
-from hub.core.deps import get_database
+from hub.core.db import preliminary_reads
+from hub.core.deps import SessionDep
 from hub.core.errors import Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import canonical_handle, canonical_id, parse_id
@@ -45,25 +49,26 @@ PlatformAdminDep = Annotated[Caller, Depends(require_platform_admin)]
 async def get_tenant_access(
     request: Request,
     caller: CallerDep,
+    session: SessionDep,
     t: Annotated[str, Path(description="Tenant id")],
 ) -> TenantAccess:
     tenant_uuid = parse_id(t)
     if caller.is_platform_admin:
-        async with get_database(request).session(write=False) as session:
+        async with preliminary_reads(session):
             if not await repository.tenant_exists(session, tenant_uuid):
                 raise NotFound()
         # the platform admin's path resolution mints the tenant it acts in
-        return _with_checker(request, TenantAccess(caller, TenantId._mint(tenant_uuid)))
+        return _with_checker(request, session, TenantAccess(caller, TenantId._mint(tenant_uuid)))
     if caller.tenant_id is None or caller.tenant_id.value != tenant_uuid:
         raise NotFound()
-    return _with_checker(request, TenantAccess(caller, caller.tenant_id))
+    return _with_checker(request, session, TenantAccess(caller, caller.tenant_id))
 
 
-def _with_checker(request: Request, access: TenantAccess) -> TenantAccess:
+def _with_checker(request: Request, session: AsyncSession, access: TenantAccess) -> TenantAccess:
     """``access`` that can ask about further objects the request names, as routes do."""
 
     async def check(resource: str, action: str) -> str:
-        return await decide_for_route(request, access, resource, action)
+        return await decide_for_route(request, session, access, resource, action)
 
     return dataclasses.replace(access, checker=check)
 
@@ -72,11 +77,11 @@ TenantAccessDep = Annotated[TenantAccess, Depends(get_tenant_access)]
 
 
 async def decide_for_route(
-    request: Request, access: TenantAccess, resource: str, action: str
+    request: Request, session: AsyncSession, access: TenantAccess, resource: str, action: str
 ) -> Effect:
     """The caller's grant decision for a hub route (counted by effect in the metrics)."""
     parts = components_of(request.app)
-    effect = await parts.get(RouteDecider).decide(get_database(request), access, resource, action)
+    effect = await parts.get(RouteDecider).decide(session, access, resource, action)
     parts.get(Metrics).decisions.labels(effect=effect).inc()
     return effect
 
@@ -92,9 +97,11 @@ def item_resource(kind: str, raw: str) -> str:
     return f"{kind}:{qualifier}"
 
 
-async def require(request: Request, access: TenantAccess, resource: str, action: str) -> None:
+async def require(
+    request: Request, session: AsyncSession, access: TenantAccess, resource: str, action: str
+) -> None:
     """403, naming what was refused, unless the caller's decision is ``allow``."""
-    if await decide_for_route(request, access, resource, action) != "allow":
+    if await decide_for_route(request, session, access, resource, action) != "allow":
         raise Forbidden.refused(resource, action)
 
 
@@ -109,7 +116,9 @@ def authorize(
     grant may lock every admin out, DESIGN §8).
     """
 
-    async def dependency(request: Request, access: TenantAccessDep) -> TenantAccess:
+    async def dependency(
+        request: Request, access: TenantAccessDep, session: SessionDep
+    ) -> TenantAccess:
         if kind == "audit":
             resource = "audit"
         elif item is not None:
@@ -117,7 +126,7 @@ def authorize(
         else:
             resource = f"{kind}:*"
         if not (tenant_admin_passes and access.caller.is_tenant_admin):
-            await require(request, access, resource, action)
+            await require(request, session, access, resource, action)
         return access
 
     return Depends(dependency)

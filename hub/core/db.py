@@ -6,11 +6,21 @@ is sent, and rolled back on error. Requests that may write use the *write* facto
 transactions start with ``BEGIN IMMEDIATE`` so two writers queue on the database lock instead of
 failing to upgrade a read lock later; reads use a plain deferred ``BEGIN``.
 
+The reads that decide whether a request may proceed at all (its key, its grants) run first, on the
+request's own session, inside :func:`preliminary_reads`: in a write session they get a deferred
+transaction of their own that ends before the request's work begins, so the write lock is taken
+only by work that was admitted, lazily at its first statement, and no transaction is left open
+while a service calls out before it writes (STYLE: fetch first, then write).
+
+Both backends keep their connections in a pool (SQLAlchemy's ``AsyncAdaptedQueuePool``, the one
+its aiosqlite dialect documents for file databases: each aiosqlite connection keeps its own
+thread). SQLite connections are configured once, when opened: foreign keys on, WAL journal, a busy
+timeout, and the SQLAlchemy recipe that turns off pysqlite's own transaction handling so we emit
+``BEGIN`` ourselves. An in-memory SQLite database lives in one connection, so it gets
+``StaticPool``.
+
 Statement parameters never appear in exception text or logs (``hide_parameters``): an error
 logged with its traceback cannot carry a value a client sent.
-
-SQLite is configured per connection: foreign keys on, WAL journal, a busy timeout, and the
-SQLAlchemy recipe that turns off pysqlite's own transaction handling so we emit ``BEGIN`` ourselves.
 """
 
 from __future__ import annotations
@@ -28,11 +38,12 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
-__all__ = ["Database", "create_engine"]
+__all__ = ["Database", "create_engine", "preliminary_reads"]
 
-_WRITE_OPTION = "hub_write"
+_WRITE_OPTION = "hub_write"  # engine execution option: SQLite transactions BEGIN IMMEDIATE
+_WRITE_SESSION = "hub_write"  # Session.info key: a session of the write factory
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
 
@@ -41,6 +52,12 @@ def _sqlite_file(url: str) -> Path | None:
     if not database or database == ":memory:" or database.startswith("file:"):
         return None
     return Path(database)
+
+
+def _sqlite_in_memory(url: str) -> bool:
+    parsed = make_url(url)
+    database = parsed.database or ""
+    return database in ("", ":memory:") or parsed.query.get("mode") == "memory"
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
@@ -69,12 +86,21 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
         path = _sqlite_file(url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
+        pool: dict[str, Any] = (
+            {"poolclass": StaticPool}
+            if _sqlite_in_memory(url)
+            else {
+                "poolclass": AsyncAdaptedQueuePool,
+                "pool_size": pool_size,
+                "max_overflow": pool_size,
+            }
+        )
         engine = create_async_engine(
             url,
             echo=echo,
             hide_parameters=True,
-            poolclass=NullPool,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+            **pool,
         )
         _configure_sqlite(engine)
         return engine
@@ -89,6 +115,28 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
     )
 
 
+@contextlib.asynccontextmanager
+async def preliminary_reads(session: AsyncSession) -> AsyncIterator[AsyncSession]:
+    """Run the reads that admit a request (who is calling, may it) on the request's session.
+
+    In a read session, or once the session's transaction has begun, they simply join it: one
+    transaction, one connection. In a write session that has not begun yet they run in a deferred
+    transaction of their own (a plain ``BEGIN`` on SQLite, not ``BEGIN IMMEDIATE``), ended when
+    the block ends; nothing was written, and ORM objects stay loaded (``expire_on_commit`` is
+    off). The request's work then begins its own write transaction at its first statement.
+    """
+    if not session.info.get(_WRITE_SESSION) or session.in_transaction():
+        yield session
+        return
+    await session.connection(execution_options={_WRITE_OPTION: False})
+    try:
+        yield session
+    except BaseException:
+        await session.rollback()
+        raise
+    await session.commit()
+
+
 class Database:
     """The engine plus its session factories; created in the app lifespan, disposed at shutdown."""
 
@@ -100,6 +148,7 @@ class Database:
             engine.execution_options(**{_WRITE_OPTION: True}),
             expire_on_commit=False,
             autoflush=False,
+            info={_WRITE_SESSION: True},
         )
 
     @classmethod

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
-from hub.core.db import Database
+from hub.core.db import preliminary_reads
 from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
 from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
@@ -78,22 +78,27 @@ async def load_policy(
     return policy
 
 
-async def _caller_policy(db: Database, cache: PolicyCache, access: TenantAccess) -> CompiledPolicy:
+async def _caller_policy(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess
+) -> CompiledPolicy:
+    """The caller's compiled policy: cached under the ``grants_version`` authentication read with
+    the key on this request, so a change committed anywhere is a miss here at once."""
     caller = access.caller
     policy = cache.get(caller.principal_id, caller.grants_version)
     if policy is None:
-        async with db.session(write=False) as session:
+        async with preliminary_reads(session):
             policy = await load_policy(session, cache, access.tenant_id, caller.principal_id)
     return policy
 
 
 async def decide(
-    db: Database, cache: PolicyCache, access: TenantAccess, resource: str, action: str
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, resource: str, action: str
 ) -> Decision:
-    """The caller's decision for ``action`` on ``resource`` (the platform admin is allowed)."""
+    """The caller's decision for ``action`` on ``resource`` (the platform admin is allowed);
+    a policy that is not cached is read on the request's ``session``."""
     if access.caller.is_platform_admin:
         return PLATFORM_ALLOW
-    policy = await _caller_policy(db, cache, access)
+    policy = await _caller_policy(session, cache, access)
     return policy.decide(resource, action, clock.now())
 
 
