@@ -17,7 +17,7 @@ from fastapi import Depends, Request
 from hub.auth.caller import Caller
 from hub.auth.key_format import ParsedKey, parse_key
 from hub.auth.service import authenticate
-from hub.core.deps import SessionDep, get_database, get_settings_dep
+from hub.core.deps import SessionDep, get_settings_dep
 from hub.core.errors import Unauthorized
 from hub.core.logging import bind_context
 
@@ -39,7 +39,7 @@ def presented_key(request: Request) -> str | None:
     return bearer if bearer is not None else api_key
 
 
-def parsed_key(request: Request) -> ParsedKey:
+async def parsed_key(request: Request) -> ParsedKey:  # async: no thread-pool hop
     """The presented key, well formed and with a valid checksum (no I/O), or a 401."""
     parsed = parse_key(presented_key(request))
     if parsed is None:
@@ -55,9 +55,7 @@ async def get_caller(
         return cached
     settings = get_settings_dep(request)
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
-    caller = await authenticate(
-        get_database(request), session, pepper, key, request.state.request_id
-    )
+    caller = await authenticate(session, pepper, key, request.state.request_id)
     request.state.caller = caller
     bind_context(
         principal_id=str(caller.principal_id),

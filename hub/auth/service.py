@@ -9,9 +9,11 @@ Nothing about a key is cached: each request reads its row, so revoking, expiring
 takes effect on the very next request, on every replica.
 
 ``last_used_at`` is written at most once a minute per key, by a conditional UPDATE (concurrent
-requests still write it once), in a short write session of its own: never in the request's
-session, where it would turn a read into a write transaction (SQLite's lock, a PostgreSQL row lock
-held until the request commits) and be lost when the request rolls back.
+requests still write it once). It rides on the request's session but outside any transaction:
+preliminary reads run in autocommit, so the UPDATE commits on its own at once. It never joins the
+request's transaction, where it would turn a read into a write (SQLite's lock, a PostgreSQL row
+lock held until the request commits) and be lost when the request rolls back; and it needs no
+second connection, so it cannot wait for one while holding the request's.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from hub.auth import repository
 from hub.auth.caller import Caller
 from hub.auth.key_format import ParsedKey, hash_key
 from hub.core import clock
-from hub.core.db import Database, preliminary_reads
+from hub.core.db import preliminary_reads
 from hub.core.errors import Unauthorized
 from hub.core.tenancy import TenantId
 
@@ -39,12 +41,22 @@ _DUMMY_HASH = "0" * 64
 
 
 async def authenticate(
-    db: Database, session: AsyncSession, pepper: bytes, key: ParsedKey, request_id: str
+    session: AsyncSession, pepper: bytes, key: ParsedKey, request_id: str
 ) -> Caller:
     """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise."""
     computed = hash_key(pepper, key.full)
     async with preliminary_reads(session):
         record = await repository.find_key(session, key.key_id)
+        caller = _admit(record, computed, request_id)
+        last_used = record.key.last_used_at if record is not None else None
+        now = clock.now()
+        if last_used is None or last_used < now - LAST_USED_INTERVAL:
+            # outside any transaction (preliminary reads): this UPDATE commits on its own
+            await repository.touch_last_used(session, caller.api_key_id, now, LAST_USED_INTERVAL)
+    return caller
+
+
+def _admit(record: repository.KeyRecord | None, computed: str, request_id: str) -> Caller:
     stored = record.key.key_hash if record is not None else _DUMMY_HASH
     if not hmac.compare_digest(stored, computed) or record is None:
         raise Unauthorized()
@@ -62,9 +74,6 @@ async def authenticate(
         raise Unauthorized()
     else:
         tenant_id = TenantId._mint(principal.tenant_id)  # authentication mints the caller's tenant
-    if api_key.last_used_at is None or api_key.last_used_at < now - LAST_USED_INTERVAL:
-        async with db.session(write=True) as touch:
-            await repository.touch_last_used(touch, api_key.id, now, LAST_USED_INTERVAL)
     return Caller(
         principal_id=principal.id,
         tenant_id=tenant_id,

@@ -40,10 +40,16 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
+from hub.core import sqlite
+
 __all__ = ["Database", "create_engine", "preliminary_reads"]
 
-_WRITE_OPTION = "hub_write"  # engine execution option: SQLite transactions BEGIN IMMEDIATE
-_WRITE_SESSION = "hub_write"  # Session.info key: a session of the write factory
+#: Engine execution option naming a transaction's mode: ``"write"`` (SQLite: ``BEGIN
+#: IMMEDIATE``), ``"read"`` (no transaction: every statement commits on its own) or absent (a
+#: plain deferred ``BEGIN``, for everything that is not a request: tests, migrations, tools).
+_MODE = "hub_mode"
+#: Session.info key of a write session: the execution options of its preliminary reads.
+_PRELIMINARY = "hub_preliminary_options"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
 
@@ -65,7 +71,8 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # Let SQLAlchemy (through our "begin" hook) own transactions, not the driver.
+        # Once per connection (they are pooled). Let SQLAlchemy, through our "begin" hook, own
+        # transactions, not the driver.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
@@ -76,59 +83,79 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        write = conn.get_execution_options().get(_WRITE_OPTION, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        mode = conn.get_execution_options().get(_MODE)
+        if mode == "read":
+            return  # autocommit: each statement is its own transaction, as on PostgreSQL
+        driver: sqlite.Connection = conn.connection.driver_connection  # type: ignore[assignment]
+        driver.begin_with_next_statement("BEGIN IMMEDIATE" if mode == "write" else "BEGIN")
+
+
+def _sqlite_engine(url: str, *, pool_size: int, echo: bool) -> AsyncEngine:
+    path = _sqlite_file(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    sa_url = make_url(url)
+    args, kwargs = sa_url.get_dialect()().create_connect_args(sa_url)
+    kwargs["timeout"] = SQLITE_BUSY_TIMEOUT_MS / 1000
+
+    async def connect() -> sqlite.Connection:
+        return await sqlite.connect(*args, **kwargs)
+
+    pool: dict[str, Any] = (
+        {"poolclass": StaticPool}  # the database is the connection
+        if _sqlite_in_memory(url)
+        else {
+            "poolclass": AsyncAdaptedQueuePool,
+            "pool_size": pool_size,
+            "max_overflow": pool_size,
+        }
+    )
+    engine = create_async_engine(
+        url, echo=echo, hide_parameters=True, async_creator=connect, **pool
+    )
+    _configure_sqlite(engine)
+    return engine
 
 
 def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
     """An async engine for ``url`` with the hub's per-backend configuration."""
     if url.startswith("sqlite"):
-        path = _sqlite_file(url)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        pool: dict[str, Any] = (
-            {"poolclass": StaticPool}
-            if _sqlite_in_memory(url)
-            else {
-                "poolclass": AsyncAdaptedQueuePool,
-                "pool_size": pool_size,
-                "max_overflow": pool_size,
-            }
-        )
-        engine = create_async_engine(
-            url,
-            echo=echo,
-            hide_parameters=True,
-            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
-            **pool,
-        )
-        _configure_sqlite(engine)
-        return engine
+        return _sqlite_engine(url, pool_size=pool_size, echo=echo)
+    # No pre-ping: it is a round trip on every checkout. A connection the server dropped fails
+    # its request with a 503 instead, and SQLAlchemy then discards every older pooled connection.
     return create_async_engine(
         url,
         echo=echo,
         hide_parameters=True,
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
         pool_recycle=1800,
     )
+
+
+def _read_options(engine: AsyncEngine) -> dict[str, Any]:
+    """Execution options of a read: no transaction on either backend (SQLite's driver is in
+    autocommit already and our hook emits no ``BEGIN``; PostgreSQL's is told so)."""
+    if engine.dialect.name == "sqlite":
+        return {_MODE: "read"}
+    return {_MODE: "read", "isolation_level": "AUTOCOMMIT"}
 
 
 @contextlib.asynccontextmanager
 async def preliminary_reads(session: AsyncSession) -> AsyncIterator[AsyncSession]:
     """Run the reads that admit a request (who is calling, may it) on the request's session.
 
-    In a read session, or once the session's transaction has begun, they simply join it: one
-    transaction, one connection. In a write session that has not begun yet they run in a deferred
-    transaction of their own (a plain ``BEGIN`` on SQLite, not ``BEGIN IMMEDIATE``), ended when
-    the block ends; nothing was written, and ORM objects stay loaded (``expire_on_commit`` is
-    off). The request's work then begins its own write transaction at its first statement.
+    In a read session, or once the session's transaction has begun, they simply join it. In a
+    write session that has not begun yet they run outside any transaction, like a read session's
+    (on SQLite: without ``BEGIN IMMEDIATE``, so without the write lock), and the connection goes
+    back when the block ends; ORM objects stay loaded (``expire_on_commit`` is off). The
+    request's work then begins its own write transaction at its first statement.
     """
-    if not session.info.get(_WRITE_SESSION) or session.in_transaction():
+    options = session.info.get(_PRELIMINARY)
+    if options is None or session.in_transaction():
         yield session
         return
-    await session.connection(execution_options={_WRITE_OPTION: False})
+    await session.connection(execution_options=options)
     try:
         yield session
     except BaseException:
@@ -143,12 +170,15 @@ class Database:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.is_sqlite = engine.dialect.name == "sqlite"
-        self._read = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+        read = _read_options(engine)
+        self._read = async_sessionmaker(
+            engine.execution_options(**read), expire_on_commit=False, autoflush=False
+        )
         self._write = async_sessionmaker(
-            engine.execution_options(**{_WRITE_OPTION: True}),
+            engine.execution_options(**{_MODE: "write"}),
             expire_on_commit=False,
             autoflush=False,
-            info={_WRITE_SESSION: True},
+            info={_PRELIMINARY: read},
         )
 
     @classmethod

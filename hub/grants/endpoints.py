@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response
 
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
-from hub.core.deps import SessionDep
+from hub.core.deps import SessionDep, reads_only
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
@@ -61,6 +61,7 @@ async def delete_grant(
 
 
 @router.post("/check", name="grant.check")
+@reads_only
 async def check_grant(
     body: GrantCheck,
     session: SessionDep,

@@ -210,3 +210,22 @@ async def test_authenticating_a_write_never_waits_for_the_write_lock(
             timeout=5,
         )
     assert response.status_code == 401
+
+
+async def test_a_grant_check_never_waits_for_the_write_lock(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    """``grants/check`` is a POST that only reads: its session is a read session, so it answers
+    while another writer holds SQLite's lock."""
+    if not database.is_sqlite:
+        pytest.skip("SQLite's database-wide write lock")
+    body = {"principal_id": str(team.admin.principal_id), "resource": "server:x", "action": "read"}
+    url = team.url("grants", "check")
+    assert (await client.post(url, json=body, headers=team.admin.headers)).status_code == 200
+    async with database.session(write=True) as holder:
+        await holder.execute(text("SELECT 1"))  # BEGIN IMMEDIATE: the lock is held from here
+        response = await asyncio.wait_for(
+            client.post(url, json=body, headers=team.admin.headers), timeout=5
+        )
+    assert response.status_code == 200
+    assert response.json()["data"]["effect"] == "allow"
