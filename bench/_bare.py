@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from hub.cli.serve import UVICORN_OPTIONS
 from hub.core.logging import configure_logging
 
 __all__ = ["create_bare_app"]
@@ -63,10 +64,7 @@ def main() -> None:
         host="127.0.0.1",
         port=args.port,
         workers=args.workers,
-        log_config=None,
-        proxy_headers=False,
-        server_header=False,
-        timeout_graceful_shutdown=20,
+        **UVICORN_OPTIONS,
     )
 
 

@@ -6,10 +6,10 @@ emptied and migrated first; skipped when unreachable):
 - ``GET /tenants/{t}/servers/{handle}`` as a tenant_admin;
 - ``POST /tenants/{t}/grants/check`` by an operator holding 1,000 grants, about itself.
 
-The hub runs as ``hub serve`` in a subprocess; the baseline is ``bench._bare`` (the same paths
-answered by plain FastAPI routes, no database) under the same uvicorn options and logging. Both
-stay up for the whole backend; the runs alternate bare, hub, bare, hub… so machine noise falls
-on both. Load comes from :mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop,
+The hub runs as ``hub serve`` in a subprocess (on PostgreSQL also as ``hub serve --workers 2``);
+the baseline is ``bench._bare`` (the same paths answered by plain FastAPI routes, no database)
+under the same uvicorn options and logging. All stay up for the whole backend; the runs
+alternate bare, hub, bare, hub… so machine noise falls on each. Load comes from :mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop,
 ``SECONDS`` per run after a warm-up. Printed: the median req/s over ``ROUNDS`` runs, p50/p99 over
 every request of those runs, and the ratio hub/bare. A report, not a test:
 ``python -m bench rest``.
@@ -18,6 +18,7 @@ every request of those runs, and the ratio hub/bare. A report, not a test:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import statistics
@@ -27,7 +28,6 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +50,7 @@ SECONDS = 4.0
 ROUNDS = 3
 GRANTS = 1_000
 OPERATOR_TEMPLATE = ROLE_TEMPLATES["operator"]
+WORKERS_LABEL = "hub --workers 2"
 PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/hub_bench"
 
 
@@ -112,7 +113,7 @@ def _free_port() -> int:
         return port
 
 
-@contextmanager
+@contextlib.contextmanager
 def _served(argv: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
     """Run a server process on a free port until it answers ``/healthz``; yield the port."""
     port = _free_port()
@@ -182,29 +183,39 @@ def _print_table(title: str, rows: dict[str, dict[str, Row]]) -> None:
     print(f"{'case':<30} {'server':<18} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'hub/bare':>9}")
     for case, servers in rows.items():
         bare = servers["bare"].rate
+        label_case = case
         for label, row in servers.items():
             ratio = "" if label == "bare" else f"{row.rate / bare:.2f}"
             print(
-                f"{case:<30} {label:<18} {row.rate:>9,.0f} {row.percentile(0.5) * 1000:>8.2f}"
+                f"{label_case:<30} {label:<18} {row.rate:>9,.0f} {row.percentile(0.5) * 1000:>8.2f}"
                 f" {row.percentile(0.99) * 1000:>8.2f} {ratio:>9}"
             )
-            case = ""
+            label_case = ""
+        if WORKERS_LABEL in servers:
+            scale = servers[WORKERS_LABEL].rate / servers["hub"].rate
+            print(f"{'':<30} {'2 workers / 1':<18} {scale:>9.2f}x")
 
 
-def _bench_backend(label: str, db_url: str, workdir: Path) -> None:
+def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> None:
+    """Alternate bare, hub (and the hub with two workers) on each case, ``ROUNDS`` times."""
     cases = asyncio.run(_seed(db_url))
     env = _hub_env(db_url, workdir)
     hub_argv = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
-    bare_argv = [sys.executable, "-m", "bench._bare"]
-    rows: dict[str, dict[str, Row]] = {c.name: {"bare": Row([]), "hub": Row([])} for c in cases}
-    with (
-        _served(bare_argv, env, workdir / f"{label}-bare.log") as bare_port,
-        _served(hub_argv, env, workdir / f"{label}-hub.log") as hub_port,
-    ):
+    servers = {
+        "bare": [sys.executable, "-m", "bench._bare"],
+        "hub": hub_argv,
+        **({WORKERS_LABEL: [*hub_argv, "--workers", "2"]} if workers else {}),
+    }
+    rows = {c.name: {name: Row([]) for name in servers} for c in cases}
+    with contextlib.ExitStack() as stack:
+        ports = {
+            name: stack.enter_context(_served(argv, env, workdir / f"{label}-{name}.log"))
+            for name, argv in servers.items()
+        }
         for _ in range(ROUNDS):
             for case in cases:
-                rows[case.name]["bare"].results.append(_measure(bare_port, case, 200))
-                rows[case.name]["hub"].results.append(_measure(hub_port, case, 200))
+                for name, port in ports.items():
+                    rows[case.name][name].results.append(_measure(port, case, 200))
     _print_table(
         f"{label}: {CONNECTIONS} connections, {SECONDS:g} s a run, median of {ROUNDS} "
         "alternating runs",
@@ -217,14 +228,14 @@ def main() -> None:
         workdir = Path(tmp)
         sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
         upgrade(sqlite_url)
-        _bench_backend("SQLite (file)", sqlite_url, workdir)
+        _bench_backend("SQLite (file)", sqlite_url, workdir, workers=False)
         try:
             fresh_postgres(PG_URL)
         except (OSError, TimeoutError) as exc:
             print(f"PostgreSQL: skipped, {PG_URL} unreachable ({type(exc).__name__})")
             return
         upgrade(PG_URL)
-        _bench_backend("PostgreSQL", PG_URL, workdir)
+        _bench_backend("PostgreSQL", PG_URL, workdir, workers=True)
 
 
 if __name__ == "__main__":

@@ -61,3 +61,44 @@ def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
     keys = [line for line in out.decode().splitlines() if line.startswith("hub_")]
     assert len(keys) == 1
     assert len(keys[0]) == 55
+
+
+@pytest.mark.slow
+def test_serve_with_two_workers_answers_and_stops(tmp_path: Path) -> None:
+    """``hub serve --workers 2``: uvicorn's workers each build the app from the factory."""
+    import sys
+
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env.update(
+        {
+            "HUB_DATA_DIR": str(tmp_path / ".hub"),
+            "HUB_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}",
+        }
+    )
+    hub = [sys.executable, "-m", "hub.cli"]
+    subprocess.run([*hub, "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
+    proc = subprocess.Popen(
+        [*hub, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        statuses: list[int] = []
+        while time.monotonic() < deadline and proc.poll() is None and len(statuses) < 20:
+            try:
+                statuses.append(
+                    httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=5).status_code
+                )
+            except httpx2.TransportError:
+                time.sleep(0.2)
+        assert statuses == [200] * 20, proc.poll()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"Started parent process" in err or b"Uvicorn running" in err

@@ -1,31 +1,52 @@
-"""``hub serve``: the REST API and the gateway endpoint under uvicorn."""
+"""``hub serve``: the REST API and the gateway endpoint under uvicorn.
+
+The app is built by :func:`served_app`, a factory uvicorn imports by name, so ``--workers N``
+can start N processes that each build their own replica (engine, pool, caches): replicas share
+nothing but the database (DESIGN §1), so N workers behave as N replicas behind one socket.
+Settings are read, and development secrets generated, once before any worker starts.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from fastapi import FastAPI
 
 from hub.cli.runtime import runtime_settings
 
-__all__ = ["serve"]
+__all__ = ["UVICORN_OPTIONS", "serve", "served_app"]
+
+#: How uvicorn runs the hub (and, for a fair baseline, ``bench._bare``).
+UVICORN_OPTIONS: dict[str, Any] = {
+    "log_config": None,  # the hub's JSON logging (hub.core.logging), not uvicorn's
+    "proxy_headers": False,
+    "server_header": False,
+    "timeout_graceful_shutdown": 20,
+}
+
+
+def served_app() -> FastAPI:
+    """The app of one ``hub serve`` process (uvicorn's factory; each worker calls it)."""
+    from hub.app import create_app
+
+    return create_app(runtime_settings())
 
 
 def serve(
     host: str | None = typer.Option(None, help="Listen address (default HUB_HOST)."),
     port: int | None = typer.Option(None, help="Listen port (default HUB_PORT)."),
+    workers: int = typer.Option(1, min=1, help="Worker processes (uvicorn workers)."),
 ) -> None:
     """Serve the REST API and the gateway endpoint."""
     import uvicorn
 
-    from hub.app import create_app
-
-    settings = runtime_settings()
-    application = create_app(settings)
+    settings = runtime_settings()  # fail fast, and generate development secrets only once
     uvicorn.run(
-        application,
+        "hub.cli.serve:served_app",
+        factory=True,
         host=host or settings.host,
         port=settings.port if port is None else port,
-        log_config=None,
-        proxy_headers=False,
-        server_header=False,
-        timeout_graceful_shutdown=20,
+        workers=workers,
+        **UVICORN_OPTIONS,
     )
