@@ -9,9 +9,10 @@ emptied and migrated first; skipped when unreachable):
 The hub runs as ``hub serve`` in a subprocess (on PostgreSQL also as ``hub serve --workers 2``);
 the baseline is ``bench._bare`` (the same paths answered by plain FastAPI routes, no database)
 under the same uvicorn options and logging. All stay up for the whole backend; the runs
-alternate bare, hub, bare, hub… so machine noise falls on each. Load comes from :mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop,
-``SECONDS`` per run after a warm-up. Printed: the median req/s over ``ROUNDS`` runs, p50/p99 over
-every request of those runs, and the ratio hub/bare. A report, not a test:
+alternate bare, hub, bare, hub… so machine noise falls on each. Load comes from
+:mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop, ``SECONDS`` per run
+after a warm-up. Printed: the median req/s over ``ROUNDS`` runs, p50/p99 over every request of
+those runs, the ratio hub/bare, and two workers against one. A report, not a test:
 ``python -m bench rest``.
 """
 
