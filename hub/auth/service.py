@@ -48,7 +48,7 @@ async def authenticate(
     async with preliminary_reads(session):
         record = await repository.find_key(session, key.key_id)
         caller = _admit(record, computed, request_id)
-        last_used = record.key.last_used_at if record is not None else None
+        last_used = record.last_used_at if record is not None else None
         now = clock.now()
         if last_used is None or last_used < now - LAST_USED_INTERVAL:
             # outside any transaction (preliminary reads): this UPDATE commits on its own
@@ -57,30 +57,29 @@ async def authenticate(
 
 
 def _admit(record: repository.KeyRecord | None, computed: str, request_id: str) -> Caller:
-    stored = record.key.key_hash if record is not None else _DUMMY_HASH
+    stored = record.key_hash if record is not None else _DUMMY_HASH
     if not hmac.compare_digest(stored, computed) or record is None:
         raise Unauthorized()
-    api_key, principal = record.key, record.principal
     now = clock.now()
-    if api_key.revoked_at is not None or (
-        api_key.expires_at is not None and api_key.expires_at <= now
+    if record.revoked_at is not None or (
+        record.expires_at is not None and record.expires_at <= now
     ):
         raise Unauthorized()
-    if principal.disabled_at is not None:
+    if record.disabled_at is not None:
         raise Unauthorized()
-    if principal.is_platform_admin:
+    if record.is_platform_admin:
         tenant_id = None
-    elif principal.tenant_id is None or record.tenant_status != "active":
+    elif record.tenant_id is None or record.tenant_status != "active":
         raise Unauthorized()
     else:
-        tenant_id = TenantId._mint(principal.tenant_id)  # authentication mints the caller's tenant
+        tenant_id = TenantId._mint(record.tenant_id)  # authentication mints the caller's tenant
     return Caller(
-        principal_id=principal.id,
+        principal_id=record.principal_id,
         tenant_id=tenant_id,
-        kind=principal.kind,
-        role=principal.role,
-        is_platform_admin=principal.is_platform_admin,
-        api_key_id=api_key.id,
-        grants_version=principal.grants_version,
+        kind=record.kind,
+        role=record.role,
+        is_platform_admin=record.is_platform_admin,
+        api_key_id=record.api_key_id,
+        grants_version=record.grants_version,
         request_id=request_id,
     )

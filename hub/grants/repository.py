@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TenantId, scoped
+from hub.core.tenancy import TenantId, scoped, scoped_template, tenant_params
 from hub.models import Grant, Principal
 
 __all__ = [
@@ -22,11 +22,14 @@ __all__ = [
 ]
 
 
+_PRINCIPAL = scoped_template(Principal).where(Principal.id == bindparam("principal_id"))
+
+
 async def get_principal(
     session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
 ) -> Principal | None:
-    query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
-    return (await session.execute(query)).scalar_one_or_none()
+    params = tenant_params(tenant_id, principal_id=principal_id)
+    return (await session.execute(_PRINCIPAL, params)).scalar_one_or_none()
 
 
 async def grants_of(

@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import exists, select
+from sqlalchemy import bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TenantId, scoped
+from hub.core.tenancy import TenantId, scoped, scoped_template, tenant_params
 from hub.models import DeploymentEntry, Server
 
 __all__ = ["get_by_handle", "handle_ever_used", "is_referenced", "list_servers"]
 
 
+_BY_HANDLE = scoped_template(Server).where(
+    Server.handle == bindparam("handle"), Server.deleted_at.is_(None)
+)
+_BY_HANDLE_FOR_UPDATE = _BY_HANDLE.with_for_update()
+
+
 async def get_by_handle(
     session: AsyncSession, tenant_id: TenantId, handle: str, *, for_update: bool = False
 ) -> Server | None:
-    query = scoped(Server, tenant_id).where(Server.handle == handle, Server.deleted_at.is_(None))
-    if for_update:
-        query = query.with_for_update()
-    return (await session.execute(query)).scalar_one_or_none()
+    query = _BY_HANDLE_FOR_UPDATE if for_update else _BY_HANDLE
+    params = tenant_params(tenant_id, handle=handle)
+    return (await session.execute(query, params)).scalar_one_or_none()
 
 
 async def get_by_id(
