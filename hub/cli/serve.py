@@ -8,17 +8,37 @@ Settings are read, and development secrets generated, once before any worker sta
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from typing import Any
 
 import typer
 from fastapi import FastAPI
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hub.cli.runtime import runtime_settings
 
-__all__ = ["UVICORN_OPTIONS", "serve", "served_app"]
+__all__ = ["UVICORN_OPTIONS", "NoDelayH11Protocol", "serve", "served_app"]
+
+
+class NoDelayH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with ``TCP_NODELAY`` on every connection.
+
+    asyncio turns Nagle's algorithm off only on sockets whose protocol field says TCP, and the
+    listening socket uvicorn creates for ``--workers N`` says 0: its connections would then hold
+    a response's second write until the client's delayed ACK, 40 ms a response.
+    """
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().connection_made(transport)
+
 
 #: How uvicorn runs the hub (and, for a fair baseline, ``bench._bare``).
 UVICORN_OPTIONS: dict[str, Any] = {
+    "http": NoDelayH11Protocol,
     "log_config": None,  # the hub's JSON logging (hub.core.logging), not uvicorn's
     "proxy_headers": False,
     "server_header": False,
