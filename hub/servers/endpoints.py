@@ -47,8 +47,7 @@ async def get_server(
     access: Annotated[TenantAccess, authorize("server", "read", item="handle")],
 ) -> Envelope[ServerRead]:
     """Get a server by handle, with its remembered protocol era."""
-    server = await service.get_server(session, access.tenant_id, handle)
-    return Envelope(data=ServerRead.model_validate(server))
+    return Envelope(data=await service.read_server(session, access.tenant_id, handle))
 
 
 @router.patch("/{handle}", name="server.update")
