@@ -4,20 +4,23 @@ One :class:`Database` per app: an async engine and two session factories. A requ
 session (see :func:`hub.core.deps.get_session`), committed once at the edge, before the response
 is sent, and rolled back on error. Requests that may write use the *write* factory: on SQLite its
 transactions start with ``BEGIN IMMEDIATE`` so two writers queue on the database lock instead of
-failing to upgrade a read lock later; reads use a plain deferred ``BEGIN``.
+failing to upgrade a read lock later. Reads run outside any transaction, each statement
+committing on its own (``AUTOCOMMIT`` on PostgreSQL, no ``BEGIN`` on SQLite): PostgreSQL's READ
+COMMITTED gave every statement its own snapshot anyway, and a read then costs no ``BEGIN`` and
+``COMMIT`` round trips. Anything else (tests, migrations, tools) gets a plain deferred ``BEGIN``.
 
 The reads that decide whether a request may proceed at all (its key, its grants) run first, on the
-request's own session, inside :func:`preliminary_reads`: in a write session they get a deferred
-transaction of their own that ends before the request's work begins, so the write lock is taken
-only by work that was admitted, lazily at its first statement, and no transaction is left open
-while a service calls out before it writes (STYLE: fetch first, then write).
+request's own session, inside :func:`preliminary_reads`: in a write session they run outside a
+transaction, before the request's work begins, so the write lock is taken only by work that was
+admitted, lazily at its first statement, and no transaction is left open while a service calls
+out before it writes (STYLE: fetch first, then write).
 
 Both backends keep their connections in a pool (SQLAlchemy's ``AsyncAdaptedQueuePool``, the one
 its aiosqlite dialect documents for file databases: each aiosqlite connection keeps its own
 thread). SQLite connections are configured once, when opened: foreign keys on, WAL journal, a busy
 timeout, and the SQLAlchemy recipe that turns off pysqlite's own transaction handling so we emit
-``BEGIN`` ourselves. An in-memory SQLite database lives in one connection, so it gets
-``StaticPool``.
+``BEGIN`` ourselves (through :mod:`hub.core.sqlite`, which sends it with the transaction's first
+statement). An in-memory SQLite database lives in one connection, so it gets ``StaticPool``.
 
 Statement parameters never appear in exception text or logs (``hide_parameters``): an error
 logged with its traceback cannot carry a value a client sent.
@@ -145,14 +148,16 @@ def _read_options(engine: AsyncEngine) -> dict[str, Any]:
 async def preliminary_reads(session: AsyncSession) -> AsyncIterator[AsyncSession]:
     """Run the reads that admit a request (who is calling, may it) on the request's session.
 
-    In a read session, or once the session's transaction has begun, they simply join it. In a
-    write session that has not begun yet they run outside any transaction, like a read session's
-    (on SQLite: without ``BEGIN IMMEDIATE``, so without the write lock), and the connection goes
-    back when the block ends; ORM objects stay loaded (``expire_on_commit`` is off). The
-    request's work then begins its own write transaction at its first statement.
+    In a read session, once the session's transaction has begun, or when it holds changes not
+    yet flushed (which must not be committed outside the request's transaction), they simply
+    join it. In a write session that has not begun yet they run outside any transaction, like a
+    read session's (on SQLite: without ``BEGIN IMMEDIATE``, so without the write lock), and the
+    connection goes back when the block ends; ORM objects stay loaded (``expire_on_commit`` is
+    off). The request's work then begins its own write transaction at its first statement.
     """
     options = session.info.get(_PRELIMINARY)
-    if options is None or session.in_transaction():
+    pending = session.new or session.dirty or session.deleted  # they belong to the work
+    if options is None or session.in_transaction() or pending:
         yield session
         return
     await session.connection(execution_options=options)
