@@ -87,9 +87,12 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get(_MODE)
-        if mode == "read":
-            return  # autocommit: each statement is its own transaction, as on PostgreSQL
         driver: sqlite.Connection = conn.connection.driver_connection  # type: ignore[assignment]
+        if mode == "read":
+            # autocommit: each statement is its own transaction, as on PostgreSQL; in WAL a
+            # SELECT then waits for no lock, so it may run on the loop's thread
+            driver.read_on_loop_thread()
+            return
         driver.begin_with_next_statement("BEGIN IMMEDIATE" if mode == "write" else "BEGIN")
 
 

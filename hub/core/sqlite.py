@@ -9,9 +9,10 @@ wait for the GIL, which on a small or busy machine cost more than the queries th
 :class:`Connection` is an ``aiosqlite.Connection`` whose cursors run the whole statement (open,
 execute, fetch every row, close) in one call on the connection's thread, and which can defer a
 ``BEGIN`` (see :meth:`Connection.begin_with_next_statement`) so that it travels with the first
-statement of its transaction. ``COMMIT`` and ``ROLLBACK`` cost no round trip when no transaction
-is open (reads in autocommit). Rows are always fetched whole, which is what the adapter does for
-ordinary cursors anyway.
+statement of its transaction. Reads outside any transaction run on the event loop's thread with
+no round trip at all (:meth:`Connection.read_on_loop_thread`). ``COMMIT`` and ``ROLLBACK`` cost
+no round trip when no transaction is open. Rows are always fetched whole, which is what the
+adapter does for ordinary cursors anyway.
 
 It relies on two internals of aiosqlite (``Connection._execute`` and ``Connection._conn``, pinned
 in ``pyproject.toml``), as SQLAlchemy's own adapter does.
@@ -50,15 +51,16 @@ class Cursor:
 
     async def execute(self, sql: str, parameters: Sequence[Any] | None = None) -> Cursor:
         await self._run(
-            lambda cursor: cursor.execute(sql, () if parameters is None else parameters)
+            lambda cursor: cursor.execute(sql, () if parameters is None else parameters),
+            select=sql.lstrip()[:6].upper() == "SELECT",
         )
         return self
 
     async def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> Cursor:
-        await self._run(lambda cursor: cursor.executemany(sql, parameters))
+        await self._run(lambda cursor: cursor.executemany(sql, parameters), select=False)
         return self
 
-    async def _run(self, operation: Callable[[sqlite3.Cursor], object]) -> None:
+    async def _run(self, operation: Callable[[sqlite3.Cursor], object], *, select: bool) -> None:
         begin = self._connection._take_pending_begin()
         conn = self._connection._conn
 
@@ -75,7 +77,10 @@ class Cursor:
                 cursor.close()
 
         result: tuple[_Description, list[Any], int, int | None]
-        result = await self._connection._execute(run)  # type: ignore[no-untyped-call]
+        if select and begin is None and self._connection._inline_reads:
+            result = run()  # see Connection.read_on_loop_thread
+        else:
+            result = await self._connection._execute(run)  # type: ignore[no-untyped-call]
         self.description, self._rows, self.rowcount, self.lastrowid = result
 
     async def fetchone(self) -> Any:
@@ -97,15 +102,35 @@ class Cursor:
 class Connection(aiosqlite.Connection):
     """An aiosqlite connection with one-round-trip cursors and deferred ``BEGIN``."""
 
-    def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
+    def __init__(
+        self, connector: Callable[[], sqlite3.Connection], *, any_thread: bool = False
+    ) -> None:
         super().__init__(connector, iter_chunk_size=64)
+        self._any_thread = any_thread  # opened with check_same_thread=False
         self._thread.daemon = True  # as SQLAlchemy's adapter does: never keep the process alive
         self._pending_begin: str | None = None
+        self._inline_reads = False
+
+    def read_on_loop_thread(self) -> None:
+        """Run this transaction's ``SELECT`` statements on the calling (event loop) thread.
+
+        Only for reads outside any transaction (the read mode of :mod:`hub.core.db`) on a WAL
+        database: such a statement takes no lock that anyone holds for long, so it never waits on
+        the busy timeout, and it is done in microseconds, less than a round trip to the
+        connection's thread costs (a wake-up of another thread, then a wait for the GIL; on a
+        small busy machine hundreds of microseconds). Writes, and everything in a transaction,
+        still go to the thread, where waiting for SQLite's lock cannot stall the loop. The flag
+        lasts until the next commit or rollback. SQLAlchemy awaits every call on a connection
+        before making the next, so its thread is idle meanwhile; file databases are opened with
+        ``check_same_thread=False`` (an in-memory one is not, and keeps to its thread).
+        """
+        self._inline_reads = self._any_thread
 
     def begin_with_next_statement(self, statement: str) -> None:
         """Send ``statement`` (``BEGIN`` or ``BEGIN IMMEDIATE``) with the next statement, in the
         same round trip. An error it raises (the busy timeout) surfaces from that statement."""
         self._pending_begin = statement
+        self._inline_reads = False
 
     def _take_pending_begin(self) -> str | None:
         begin, self._pending_begin = self._pending_begin, None
@@ -121,11 +146,13 @@ class Connection(aiosqlite.Connection):
         return self._conn.in_transaction
 
     async def commit(self) -> None:
+        self._inline_reads = False
         self._pending_begin = None  # a transaction that never ran a statement has nothing
         if self._in_transaction():
             await super().commit()
 
     async def rollback(self) -> None:
+        self._inline_reads = False
         self._pending_begin = None
         if self._in_transaction():
             await super().rollback()
@@ -133,6 +160,7 @@ class Connection(aiosqlite.Connection):
 
 async def connect(database: str, **kwargs: Any) -> Connection:
     """Open a :class:`Connection` (``kwargs`` go to :func:`sqlite3.connect`)."""
-    connection = Connection(lambda: sqlite3.connect(database, **kwargs))
+    any_thread = kwargs.get("check_same_thread", True) is False
+    connection = Connection(lambda: sqlite3.connect(database, **kwargs), any_thread=any_thread)
     await connection  # starts its thread and opens the database there
     return connection

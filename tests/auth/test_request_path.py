@@ -229,3 +229,22 @@ async def test_a_grant_check_never_waits_for_the_write_lock(
         )
     assert response.status_code == 200
     assert response.json()["data"]["effect"] == "allow"
+
+
+async def test_a_read_never_waits_for_the_write_lock(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    """Reads run outside transactions (on SQLite, on the event loop's thread): in WAL they answer
+    while another writer holds the lock, and the writer's uncommitted change is not seen."""
+    if not database.is_sqlite:
+        pytest.skip("SQLite's database-wide write lock")
+    url = team.url("servers", "linear")
+    await _warm(client, url, team.admin.headers)  # last_used_at is fresh: no touch is due
+    async with database.session(write=True) as holder:
+        await holder.execute(
+            text("UPDATE servers SET url = 'https://changed.example/mcp' WHERE handle = 'linear'")
+        )
+        response = await asyncio.wait_for(client.get(url, headers=team.admin.headers), timeout=5)
+        await holder.rollback()
+    assert response.status_code == 200
+    assert response.json()["data"]["url"] == "https://mcp.example.com/mcp"
