@@ -299,10 +299,10 @@ async def check_grant(
     session: AsyncSession, cache: PolicyCache, access: TenantAccess, data: GrantCheck
 ) -> Decision:
     resource = canonical_resource(data.resource, data.action)
-    principal = await repository.get_principal(session, access.tenant_id, data.principal_id)
-    if principal is None:
+    version = await repository.grants_version_of(session, access.tenant_id, data.principal_id)
+    if version is None:
         raise NotFound("principal not found")
-    policy = cache.get(principal.id, principal.grants_version)
+    policy = cache.get(data.principal_id, version)
     if policy is None:
-        policy = await load_policy(session, cache, access.tenant_id, principal.id)
+        policy = await load_policy(session, cache, access.tenant_id, data.principal_id)
     return policy.decide(resource, data.action, clock.now())
