@@ -65,7 +65,8 @@ def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_serve_with_two_workers_answers_and_stops(tmp_path: Path) -> None:
-    """``hub serve --workers 2``: uvicorn's workers each build the app from the factory."""
+    """``hub serve --workers 2``: two processes, each building its app from the factory and
+    listening on its own socket of the one port, answer and stop cleanly on SIGTERM."""
     import sys
 
     port = _free_port()
@@ -101,4 +102,8 @@ def test_serve_with_two_workers_answers_and_stops(tmp_path: Path) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
         _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err.decode()[-2000:]
-    assert b"Started parent process" in err or b"Uvicorn running" in err
+    messages = [
+        json.loads(line)["message"] for line in err.decode().splitlines() if line[:1] == "{"
+    ]
+    started = {m for m in messages if m.startswith("Started server process")}
+    assert len(started) == 2, messages  # two processes, each with its own server

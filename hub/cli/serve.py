@@ -2,8 +2,9 @@
 
 The app is built by :func:`served_app`, a factory uvicorn imports by name, so ``--workers N``
 can start N processes that each build their own replica (engine, pool, caches): replicas share
-nothing but the database (DESIGN §1), so N workers behave as N replicas behind one socket.
-Settings are read, and development secrets generated, once before any worker starts.
+nothing but the database (DESIGN §1), so N workers behave as N replicas on one port
+(:mod:`hub.cli.workers` says how connections are spread). Settings are read, and development
+secrets generated, once before any worker starts.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hub.cli.runtime import runtime_settings
 
-__all__ = ["UVICORN_OPTIONS", "NoDelayH11Protocol", "serve", "served_app"]
+__all__ = ["APP", "UVICORN_OPTIONS", "NoDelayH11Protocol", "serve", "served_app"]
 
 
 class NoDelayH11Protocol(H11Protocol):
@@ -35,6 +36,8 @@ class NoDelayH11Protocol(H11Protocol):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
 
+
+APP = "hub.cli.serve:served_app"
 
 #: How uvicorn runs the hub (and, for a fair baseline, ``bench._bare``).
 UVICORN_OPTIONS: dict[str, Any] = {
@@ -62,11 +65,11 @@ def serve(
     import uvicorn
 
     settings = runtime_settings()  # fail fast, and generate development secrets only once
-    uvicorn.run(
-        "hub.cli.serve:served_app",
-        factory=True,
-        host=host or settings.host,
-        port=settings.port if port is None else port,
-        workers=workers,
-        **UVICORN_OPTIONS,
-    )
+    host = host or settings.host
+    port = settings.port if port is None else port
+    if workers > 1:
+        from hub.cli.workers import run_workers
+
+        status = run_workers(APP, host=host, port=port, workers=workers, options=UVICORN_OPTIONS)
+        raise typer.Exit(status)
+    uvicorn.run(APP, factory=True, host=host, port=port, **UVICORN_OPTIONS)
