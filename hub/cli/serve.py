@@ -10,6 +10,7 @@ secrets generated, once before any worker starts.
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 from typing import Any
 
@@ -50,10 +51,18 @@ UVICORN_OPTIONS: dict[str, Any] = {
 
 
 def served_app() -> FastAPI:
-    """The app of one ``hub serve`` process (uvicorn's factory; each worker calls it)."""
+    """The app of one ``hub serve`` process (uvicorn's factory; each worker calls it).
+
+    Once it is built, everything made so far (modules, models, routes, the app) lives as long as
+    the process: ``gc.freeze()`` takes it out of the collector's generations, so a full
+    collection no longer walks it (measured: p99 at 16 connections about halved).
+    """
     from hub.app import create_app
 
-    return create_app(runtime_settings())
+    app = create_app(runtime_settings())
+    gc.collect()
+    gc.freeze()
+    return app
 
 
 def serve(
