@@ -1,21 +1,26 @@
 """Router wiring: every domain's routes, mounted once.
 
-Every authenticated REST router is mounted with :func:`~hub.authz.throttle.rest_rate_limit`
-(class ``rest``, per principal, after authentication) and documents its 429; the probes and
-``/metrics`` are not limited. The agents' MCP endpoint is not a REST router: it limits tool calls
-itself (class ``tool_call``) and answers in JSON-RPC.
+The routes are added to the app flat, as the routers declared them (each router's prefix, tags,
+dependencies and documented responses are already in its routes). FastAPI matches a request by
+scanning routes in order, and an included router is a level of its own: it is matched as a whole
+and then scanned again inside, for every router it includes. Flat, a request costs one scan of
+the route table.
+
+Every authenticated REST router is made by :func:`~hub.authz.throttle.rest_router`, which puts
+:func:`~hub.authz.throttle.rest_rate_limit` (class ``rest``, per principal, after authentication)
+and its documented 429 on each of its routes; the probes and ``/metrics`` are not limited. The
+agents' MCP endpoint is not a REST router: it limits tool calls itself (class ``tool_call``) and
+answers in JSON-RPC; the OAuth callback is reached by a browser with no key.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, FastAPI
 
 from hub.approvals.endpoints import router as approvals_router
 from hub.audit.endpoints import platform_router as platform_audit_router
 from hub.audit.endpoints import router as audit_router
-from hub.authz.throttle import rest_rate_limit
 from hub.catalogs.endpoints import router as catalogs_router
-from hub.core.openapi import RATE_LIMITED
 from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
 from hub.discovery.endpoints import router as discovery_router
@@ -29,11 +34,10 @@ from hub.principals.endpoints import router as principals_router
 from hub.servers.endpoints import router as servers_router
 from hub.tenants.endpoints import router as tenants_router
 
-__all__ = ["api_router"]
+__all__ = ["ROUTERS", "install_routes"]
 
-api_router = APIRouter()
-api_router.include_router(health_router)
-for _router in (
+ROUTERS: tuple[APIRouter, ...] = (
+    health_router,
     whoami_router,
     platform_router,
     tenants_router,
@@ -48,11 +52,12 @@ for _router in (
     platform_audit_router,
     approvals_router,
     oauth_router,
-):
-    api_router.include_router(
-        _router, dependencies=[Depends(rest_rate_limit)], responses={429: RATE_LIMITED}
-    )
-# the agents' endpoint counts tool calls per agent itself (JSON-RPC 42900); the OAuth callback
-# is reached by a browser with no key
-api_router.include_router(gateway_router)
-api_router.include_router(oauth_public_router)
+    gateway_router,
+    oauth_public_router,
+)
+
+
+def install_routes(app: FastAPI) -> None:
+    """Add every domain's routes to ``app``, in this order."""
+    for router in ROUTERS:
+        app.router.routes.extend(router.routes)

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from hub import __version__
-from hub.api import api_router
+from hub.api import install_routes
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.docs import install_docs
@@ -71,7 +71,7 @@ def create_app(
     install_exception_handlers(app)
     install_openapi(app)
     install_docs(app)
-    app.include_router(api_router)
+    install_routes(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=components.get(Metrics))
     app.add_middleware(RequestContextMiddleware)  # outermost: ids and shape for everything

@@ -8,6 +8,8 @@ as a :class:`~hub.authz.decider.RouteDecider`, because :mod:`hub.grants` sits ab
 
 from __future__ import annotations
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from hub import __version__
 from hub.approvals.service import ApprovalContext
 from hub.audit.failures import audit_failed_request
@@ -15,7 +17,6 @@ from hub.auth.caller import TenantAccess
 from hub.authz.decider import Effect, RouteDecider
 from hub.core.components import Components
 from hub.core.crypto import Keyring
-from hub.core.db import Database
 from hub.core.handlers import FailureHooks
 from hub.core.jobs import JobRegistry
 from hub.core.metrics import Metrics
@@ -64,8 +65,10 @@ def register_jobs(jobs: JobRegistry, refresher: TokenRefresher) -> None:
 
 
 def _route_decider(cache: PolicyCache) -> RouteDecider:
-    async def decide(db: Database, access: TenantAccess, resource: str, action: str) -> Effect:
-        decision = await grants_service.decide(db, cache, access, resource, action)
+    async def decide(
+        session: AsyncSession, access: TenantAccess, resource: str, action: str
+    ) -> Effect:
+        decision = await grants_service.decide(session, cache, access, resource, action)
         return decision.effect
 
     return RouteDecider(decide)

@@ -25,7 +25,7 @@ PUBLIC_EVERYWHERE = {"service", "schemas", "deps"}
 #: Further modules a domain offers to the others, by name (each one a deliberate public API).
 PUBLIC_MODULES: dict[str, set[str]] = {
     "auth": {"caller", "key_format"},
-    "authz": {"decider"},
+    "authz": {"decider", "throttle"},
     "audit": {"failures", "actions", "chain"},
     "grants": {"cache", "policy", "templates", "effective"},
     "credentials": {"vault", "rotation", "readiness", "constants", "exceptions"},

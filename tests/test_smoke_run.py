@@ -92,3 +92,49 @@ def test_make_help_lists_every_documented_target() -> None:
     listed = [line.split(None, 2)[1:] for line in done.stdout.splitlines()]
     assert listed == [[target, text] for target, text in documented]
     assert {"run", "test", "lint", "help", "clean"} <= {target for target, _ in documented}
+
+
+@pytest.mark.slow
+def test_serve_with_two_workers_answers_and_stops(tmp_path: Path) -> None:
+    """``hub serve --workers 2``: two processes, each building its app from the factory and
+    listening on its own socket of the one port, answer and stop cleanly on SIGTERM."""
+    import sys
+
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env.update(
+        {
+            "HUB_DATA_DIR": str(tmp_path / ".hub"),
+            "HUB_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}",
+        }
+    )
+    hub = [sys.executable, "-m", "hub.cli"]
+    subprocess.run([*hub, "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
+    proc = subprocess.Popen(
+        [*hub, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        statuses: list[int] = []
+        while time.monotonic() < deadline and proc.poll() is None and len(statuses) < 20:
+            try:
+                statuses.append(
+                    httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=5).status_code
+                )
+            except httpx2.TransportError:
+                time.sleep(0.2)
+        assert statuses == [200] * 20, proc.poll()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    messages = [
+        json.loads(line)["message"] for line in err.decode().splitlines() if line[:1] == "{"
+    ]
+    started = {m for m in messages if m.startswith("Started server process")}
+    assert len(started) == 2, messages  # two processes, each with its own server

@@ -5,19 +5,20 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from hub.approvals import service
 from hub.approvals.deps import ApprovalContextDep
 from hub.approvals.schemas import ApprovalDecision, ApprovalRead, ApprovalStatus
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
+from hub.authz.throttle import rest_router
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
 
-router = APIRouter(prefix="/tenants/{t}/approvals", tags=["approvals"])
+router = rest_router(prefix="/tenants/{t}/approvals", tags=["approvals"])
 
 
 @router.get("", name="approval.list")

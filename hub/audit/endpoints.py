@@ -18,7 +18,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Depends, Query
 from fastapi.responses import StreamingResponse
 
 from hub.audit import service
@@ -27,6 +27,7 @@ from hub.audit.repository import AuditFilters
 from hub.audit.schemas import AuditEventRead, AuditVerifyRead
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import PlatformAdminDep, authorize
+from hub.authz.throttle import rest_router
 from hub.core.db import Database
 from hub.core.deps import DatabaseDep, SessionDep
 from hub.core.pagination import PageParamsDep
@@ -35,8 +36,8 @@ from hub.core.tenancy import TenantId
 
 __all__ = ["platform_router", "router"]
 
-router = APIRouter(prefix="/tenants/{t}/audit", tags=["audit"])
-platform_router = APIRouter(prefix="/platform/audit", tags=["audit"])
+router = rest_router(prefix="/tenants/{t}/audit", tags=["audit"])
+platform_router = rest_router(prefix="/platform/audit", tags=["audit"])
 
 AuditReader = Annotated[TenantAccess, authorize("audit", "read")]
 NDJSON = "application/x-ndjson"

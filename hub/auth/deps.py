@@ -1,8 +1,11 @@
 """Who is calling: the authentication dependency of every authenticated route.
 
 The key is taken from ``Authorization: Bearer`` or ``x-api-key`` (both present and different is a
-401), authenticated once per request and remembered on the request, and its principal and tenant
-are bound to the log context. Deciding what the caller may do is :mod:`hub.authz`'s job.
+401) and its checksum checked before anything touches the database: :func:`parsed_key` comes
+before the request's session among :func:`get_caller`'s dependencies, so garbage costs no
+connection. It is authenticated once per request, on the request's session, and remembered on
+the request; its principal and tenant are bound to the log context. Deciding what the caller may
+do is :mod:`hub.authz`'s job.
 """
 
 from __future__ import annotations
@@ -10,14 +13,16 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import Caller
+from hub.auth.key_format import ParsedKey, parse_key
 from hub.auth.service import authenticate
-from hub.core.deps import get_database, get_settings_dep
+from hub.core.deps import SessionDep, get_settings_dep
 from hub.core.errors import Unauthorized
 from hub.core.logging import bind_context
 
-__all__ = ["CallerDep", "get_caller", "presented_key"]
+__all__ = ["CallerDep", "authenticate_request", "get_caller", "parsed_key", "presented_key"]
 
 
 def presented_key(request: Request) -> str | None:
@@ -35,15 +40,29 @@ def presented_key(request: Request) -> str | None:
     return bearer if bearer is not None else api_key
 
 
-async def get_caller(request: Request) -> Caller:
+async def parsed_key(request: Request) -> ParsedKey:  # async: no thread-pool hop
+    """The presented key, well formed and with a valid checksum (no I/O), or a 401."""
+    parsed = parse_key(presented_key(request))
+    if parsed is None:
+        raise Unauthorized()
+    return parsed
+
+
+async def get_caller(
+    request: Request, key: Annotated[ParsedKey, Depends(parsed_key)], session: SessionDep
+) -> Caller:
+    return await authenticate_request(request, key, session)
+
+
+async def authenticate_request(request: Request, key: ParsedKey, session: AsyncSession) -> Caller:
+    """The caller ``key`` authenticates, on ``session`` (for endpoints that are not REST routes,
+    such as the agents' MCP endpoint); remembered on the request, bound to the log context."""
     cached: Caller | None = getattr(request.state, "caller", None)
     if cached is not None:
         return cached
     settings = get_settings_dep(request)
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
-    caller = await authenticate(
-        get_database(request), pepper, presented_key(request), request.state.request_id
-    )
+    caller = await authenticate(session, pepper, key, request.state.request_id)
     request.state.caller = caller
     bind_context(
         principal_id=str(caller.principal_id),

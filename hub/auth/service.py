@@ -1,10 +1,19 @@
 """Authenticating an API key (DESIGN §9, §13; SECURITY §3).
 
-Order: parse and checksum (no I/O: garbage never reaches the database) → look the key id up in a
-short read session of its own → HMAC compare in constant time (computed even for an unknown id) →
+Order: parse and checksum (no I/O: garbage never reaches the database, nor opens a connection) →
+one query on the request's own session for the key row, its principal (with ``grants_version``)
+and its tenant's status (:func:`hub.core.db.preliminary_reads`: a write request's authentication
+never takes the write lock) → HMAC compare in constant time (computed even for an unknown id) →
 revoked, expired, disabled principal or tenant. Every failure raises the same ``Unauthorized``.
-``last_used_at`` is written at most once a minute per key, in its own short write session, by a
-conditional UPDATE so concurrent requests still write it once.
+Nothing about a key is cached: each request reads its row, so revoking, expiring or disabling
+takes effect on the very next request, on every replica.
+
+``last_used_at`` is written at most once a minute per key, by a conditional UPDATE (concurrent
+requests still write it once). It rides on the request's session but outside any transaction:
+preliminary reads run in autocommit, so the UPDATE commits on its own at once. It never joins the
+request's transaction, where it would turn a read into a write (SQLite's lock, a PostgreSQL row
+lock held until the request commits) and be lost when the request rolls back; and it needs no
+second connection, so it cannot wait for one while holding the request's.
 """
 
 from __future__ import annotations
@@ -13,11 +22,13 @@ import hmac
 import logging
 from datetime import timedelta
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from hub.auth import repository
 from hub.auth.caller import Caller
-from hub.auth.key_format import hash_key, parse_key
+from hub.auth.key_format import ParsedKey, hash_key
 from hub.core import clock
-from hub.core.db import Database
+from hub.core.db import preliminary_reads
 from hub.core.errors import Unauthorized
 from hub.core.tenancy import TenantId
 
@@ -29,38 +40,46 @@ LAST_USED_INTERVAL = timedelta(seconds=60)
 _DUMMY_HASH = "0" * 64
 
 
-async def authenticate(db: Database, pepper: bytes, raw_key: str | None, request_id: str) -> Caller:
-    parsed = parse_key(raw_key)
-    if parsed is None:
-        raise Unauthorized()
-    computed = hash_key(pepper, parsed.full)
-    async with db.session(write=False) as session:
-        record = await repository.find_key(session, parsed.key_id)
-    stored = record.key.key_hash if record is not None else _DUMMY_HASH
+async def authenticate(
+    session: AsyncSession, pepper: bytes, key: ParsedKey, request_id: str
+) -> Caller:
+    """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise."""
+    computed = hash_key(pepper, key.full)
+    async with preliminary_reads(session):
+        record = await repository.find_key(session, key.key_id)
+        caller = _admit(record, computed, request_id)
+        last_used = record.last_used_at if record is not None else None
+        now = clock.now()
+        if last_used is None or last_used < now - LAST_USED_INTERVAL:
+            # outside any transaction (preliminary reads): this UPDATE commits on its own
+            await repository.touch_last_used(session, caller.api_key_id, now, LAST_USED_INTERVAL)
+    return caller
+
+
+def _admit(record: repository.KeyRecord | None, computed: str, request_id: str) -> Caller:
+    stored = record.key_hash if record is not None else _DUMMY_HASH
     if not hmac.compare_digest(stored, computed) or record is None:
         raise Unauthorized()
-    key, principal = record.key, record.principal
     now = clock.now()
-    if key.revoked_at is not None or (key.expires_at is not None and key.expires_at <= now):
+    if record.revoked_at is not None or (
+        record.expires_at is not None and record.expires_at <= now
+    ):
         raise Unauthorized()
-    if principal.disabled_at is not None:
+    if record.disabled_at is not None:
         raise Unauthorized()
-    if principal.is_platform_admin:
+    if record.is_platform_admin:
         tenant_id = None
-    elif principal.tenant_id is None or record.tenant_status != "active":
+    elif record.tenant_id is None or record.tenant_status != "active":
         raise Unauthorized()
     else:
-        tenant_id = TenantId._mint(principal.tenant_id)  # authentication mints the caller's tenant
-    if key.last_used_at is None or key.last_used_at < now - LAST_USED_INTERVAL:
-        async with db.session(write=True) as session:
-            await repository.touch_last_used(session, key.id, now, LAST_USED_INTERVAL)
+        tenant_id = TenantId._mint(record.tenant_id)  # authentication mints the caller's tenant
     return Caller(
-        principal_id=principal.id,
+        principal_id=record.principal_id,
         tenant_id=tenant_id,
-        kind=principal.kind,
-        role=principal.role,
-        is_platform_admin=principal.is_platform_admin,
-        api_key_id=key.id,
-        grants_version=principal.grants_version,
+        kind=record.kind,
+        role=record.role,
+        is_platform_admin=record.is_platform_admin,
+        api_key_id=record.api_key_id,
+        grants_version=record.grants_version,
         request_id=request_id,
     )

@@ -10,17 +10,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from hub.auth.caller import TenantAccess
-from hub.core.db import Database
 
 __all__ = ["DecideFn", "Effect", "RouteDecider"]
 
 Effect = Literal["allow", "ask", "deny"]
-DecideFn = Callable[[Database, TenantAccess, str, str], Awaitable[Effect]]
+DecideFn = Callable[[AsyncSession, TenantAccess, str, str], Awaitable[Effect]]
 
 
 @dataclass(frozen=True)
 class RouteDecider:
-    """``decide(db, access, resource, action)``: the caller's effect on a hub resource."""
+    """``decide(session, access, resource, action)``: the caller's effect on a hub resource,
+    reading what it must on the request's ``session``."""
 
     decide: DecideFn

@@ -1,7 +1,9 @@
 """Authorisation dependencies, in the order of DESIGN §8.
 
 Item routes check ``kind:<id>``; list and create routes check ``kind:*``; the platform admin
-passes every tenant route and only the platform admin passes platform routes.
+passes every tenant route and only the platform admin passes platform routes. Every read they need
+(does the tenant exist, the caller's grants when its compiled policy is not cached) runs on the
+request's session, as :func:`hub.core.db.preliminary_reads`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import Caller, TenantAccess
 from hub.auth.deps import CallerDep
@@ -18,7 +21,8 @@ from hub.authz import repository
 from hub.authz.decider import Effect, RouteDecider
 from hub.authz.throttle import enforce
 from hub.core.components import components_of
-from hub.core.deps import get_database
+from hub.core.db import preliminary_reads
+from hub.core.deps import SessionDep
 from hub.core.errors import Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import canonical_handle, canonical_id, is_canonical_id, is_slug
@@ -45,11 +49,11 @@ async def require_platform_admin(caller: CallerDep) -> Caller:
 PlatformAdminDep = Annotated[Caller, Depends(require_platform_admin)]
 
 
-async def _tenant_of_path(request: Request, t: str) -> uuid.UUID | None:
+async def _tenant_of_path(session: AsyncSession, t: str) -> uuid.UUID | None:
     """The existing tenant ``{t}`` names — by canonical id or by slug (DESIGN §14) — or None.
     Slugs never parse as a UUID, so the two cannot be confused; a non-canonical id spelling is
     neither (404, as for every path id)."""
-    async with get_database(request).session(write=False) as session:
+    async with preliminary_reads(session):
         if is_canonical_id(t):
             tenant_uuid = uuid.UUID(t)
             return tenant_uuid if await repository.tenant_exists(session, tenant_uuid) else None
@@ -61,29 +65,30 @@ async def _tenant_of_path(request: Request, t: str) -> uuid.UUID | None:
 async def get_tenant_access(
     request: Request,
     caller: CallerDep,
+    session: SessionDep,
     t: Annotated[str, Path(description="Tenant id or slug")],
 ) -> TenantAccess:
     own = caller.tenant_id
     if own is not None and t == str(own.value):  # its own tenant by id: no query needed
-        return _with_checker(request, TenantAccess(caller, own))
+        return _with_checker(request, session, TenantAccess(caller, own))
     if not caller.is_platform_admin and is_canonical_id(t):
         raise NotFound()  # another tenant's id (no query: nothing to learn either way)
-    tenant_uuid = await _tenant_of_path(request, t)
+    tenant_uuid = await _tenant_of_path(session, t)
     if tenant_uuid is None:
         raise NotFound()
     if caller.is_platform_admin:
         # the platform admin's path resolution mints the tenant it acts in
-        return _with_checker(request, TenantAccess(caller, TenantId._mint(tenant_uuid)))
+        return _with_checker(request, session, TenantAccess(caller, TenantId._mint(tenant_uuid)))
     if own is None or own.value != tenant_uuid:
         raise NotFound()  # another tenant's id or slug reads exactly like an absent one
-    return _with_checker(request, TenantAccess(caller, own))
+    return _with_checker(request, session, TenantAccess(caller, own))
 
 
-def _with_checker(request: Request, access: TenantAccess) -> TenantAccess:
+def _with_checker(request: Request, session: AsyncSession, access: TenantAccess) -> TenantAccess:
     """``access`` that can ask about further objects the request names, as routes do."""
 
     async def check(resource: str, action: str) -> str:
-        return await decide_for_route(request, access, resource, action)
+        return await decide_for_route(request, session, access, resource, action)
 
     return dataclasses.replace(access, checker=check)
 
@@ -92,11 +97,11 @@ TenantAccessDep = Annotated[TenantAccess, Depends(get_tenant_access)]
 
 
 async def decide_for_route(
-    request: Request, access: TenantAccess, resource: str, action: str
+    request: Request, session: AsyncSession, access: TenantAccess, resource: str, action: str
 ) -> Effect:
     """The caller's grant decision for a hub route (counted by effect in the metrics)."""
     parts = components_of(request.app)
-    effect = await parts.get(RouteDecider).decide(get_database(request), access, resource, action)
+    effect = await parts.get(RouteDecider).decide(session, access, resource, action)
     parts.get(Metrics).decisions.labels(effect=effect).inc()
     return effect
 
@@ -112,9 +117,11 @@ def item_resource(kind: str, raw: str) -> str:
     return f"{kind}:{qualifier}"
 
 
-async def require(request: Request, access: TenantAccess, resource: str, action: str) -> None:
+async def require(
+    request: Request, session: AsyncSession, access: TenantAccess, resource: str, action: str
+) -> None:
     """403, naming what was refused, unless the caller's decision is ``allow``."""
-    if await decide_for_route(request, access, resource, action) != "allow":
+    if await decide_for_route(request, session, access, resource, action) != "allow":
         raise Forbidden.refused(resource, action)
 
 
@@ -137,7 +144,7 @@ def authorize(
     """
 
     async def dependency(
-        request: Request, response: Response, access: TenantAccessDep
+        request: Request, response: Response, access: TenantAccessDep, session: SessionDep
     ) -> TenantAccess:
         if kind == "audit":
             resource = "audit"
@@ -146,7 +153,7 @@ def authorize(
         else:
             resource = f"{kind}:*"
         if not (tenant_admin_passes and access.caller.is_tenant_admin):
-            await require(request, access, resource, action)
+            await require(request, session, access, resource, action)
         if limit is not None:
             await enforce(request, response, limit, str(access.tenant_id.value))
         return access

@@ -1,8 +1,9 @@
 """Rate limits at the edge of the REST API (DESIGN §11), after authentication.
 
-- :func:`rest_rate_limit` — a router-level dependency (``hub/api.py`` puts it on every
-  authenticated REST router): class ``rest``, per principal. It depends on the caller, so it runs
-  after authentication (a request without a valid key is a 401 and costs no one's budget).
+- :func:`rest_rate_limit` — a router-level dependency (:func:`rest_router` puts it, and its
+  documented 429, on every authenticated REST router): class ``rest``, per principal. It depends
+  on the caller, so it runs after authentication (a request without a valid key is a 401 and
+  costs no one's budget).
 - :func:`enforce` — one class for one key, used by :func:`hub.authz.deps.authorize` for the
   per-tenant ``discovery`` and ``snapshot`` classes *after* the grant decision, so a principal that
   may not discover cannot spend its tenant's budget either.
@@ -15,14 +16,15 @@ counted in ``hub_rate_limit_refusals_total``.
 
 from __future__ import annotations
 
-from fastapi import Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 
 from hub.auth.deps import CallerDep
 from hub.core.components import components_of
 from hub.core.errors import RateLimited
+from hub.core.openapi import RATE_LIMITED
 from hub.ratelimit import LimitKind, RateLimiter
 
-__all__ = ["enforce", "rest_rate_limit"]
+__all__ = ["enforce", "rest_rate_limit", "rest_router"]
 
 
 def _merge(response: Response, headers: dict[str, str]) -> None:
@@ -49,3 +51,17 @@ async def enforce(request: Request, response: Response, kind: LimitKind, key: st
 async def rest_rate_limit(request: Request, response: Response, caller: CallerDep) -> None:
     """Class ``rest``: every authenticated REST request, per principal."""
     await enforce(request, response, "rest", str(caller.principal_id))
+
+
+def rest_router(prefix: str = "", *, tags: list[str]) -> APIRouter:
+    """An authenticated REST router: each of its routes counted in class ``rest`` (429 documented).
+
+    The dependency is the router's own (FastAPI copies it into every route declared on it), so
+    the routes can be added to the app flat (:mod:`hub.api`) and keep it.
+    """
+    return APIRouter(
+        prefix=prefix,
+        tags=list(tags),
+        dependencies=[Depends(rest_rate_limit)],
+        responses={429: RATE_LIMITED},
+    )

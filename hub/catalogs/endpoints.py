@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
+from hub.authz.throttle import rest_router
 from hub.catalogs import service
 from hub.catalogs.schemas import CatalogDiffRead, CatalogRead, CatalogSummary
 from hub.core.deps import DatabaseDep, SessionDep
@@ -17,7 +18,7 @@ from hub.core.pagination import PageParamsDep
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.upstream.deps import UpstreamDep
 
-router = APIRouter(prefix="/tenants/{t}/servers/{handle}/catalogs", tags=["catalogs"])
+router = rest_router(prefix="/tenants/{t}/servers/{handle}/catalogs", tags=["catalogs"])
 
 
 def _version(value: str) -> int:

@@ -8,7 +8,7 @@ wiring that sits above every domain. Nothing else reads ``app.state``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, Request
@@ -50,10 +50,14 @@ def components_of(app: FastAPI) -> Components:
     return parts
 
 
-def component(kind: type[T]) -> Callable[[Request], T]:
-    """A FastAPI dependency returning the app's ``kind`` component."""
+def component(kind: type[T]) -> Callable[[Request], Awaitable[T]]:
+    """A FastAPI dependency returning the app's ``kind`` component.
 
-    def dependency(request: Request) -> T:
+    ``async`` although it awaits nothing: FastAPI runs a plain ``def`` dependency in its thread
+    pool, a round trip between threads on every request for a dictionary lookup.
+    """
+
+    async def dependency(request: Request) -> T:
         return components_of(request.app).get(kind)
 
     dependency.__name__ = f"component_{kind.__name__}"

@@ -4,13 +4,26 @@ One :class:`Database` per app: an async engine and two session factories. A requ
 session (see :func:`hub.core.deps.get_session`), committed once at the edge, before the response
 is sent, and rolled back on error. Requests that may write use the *write* factory: on SQLite its
 transactions start with ``BEGIN IMMEDIATE`` so two writers queue on the database lock instead of
-failing to upgrade a read lock later; reads use a plain deferred ``BEGIN``.
+failing to upgrade a read lock later. Reads run outside any transaction, each statement
+committing on its own (``AUTOCOMMIT`` on PostgreSQL, no ``BEGIN`` on SQLite): PostgreSQL's READ
+COMMITTED gave every statement its own snapshot anyway, and a read then costs no ``BEGIN`` and
+``COMMIT`` round trips. Anything else (tests, migrations, tools) gets a plain deferred ``BEGIN``.
+
+The reads that decide whether a request may proceed at all (its key, its grants) run first, on the
+request's own session, inside :func:`preliminary_reads`: in a write session they run outside a
+transaction, before the request's work begins, so the write lock is taken only by work that was
+admitted, lazily at its first statement, and no transaction is left open while a service calls
+out before it writes (STYLE: fetch first, then write).
+
+Both backends keep their connections in a pool (SQLAlchemy's ``AsyncAdaptedQueuePool``, the one
+its aiosqlite dialect documents for file databases: each aiosqlite connection keeps its own
+thread). SQLite connections are configured once, when opened: foreign keys on, WAL journal, a busy
+timeout, and the SQLAlchemy recipe that turns off pysqlite's own transaction handling so we emit
+``BEGIN`` ourselves (through :mod:`hub.core.sqlite`, which sends it with the transaction's first
+statement). An in-memory SQLite database lives in one connection, so it gets ``StaticPool``.
 
 Statement parameters never appear in exception text or logs (``hide_parameters``): an error
 logged with its traceback cannot carry a value a client sent.
-
-SQLite is configured per connection: foreign keys on, WAL journal, a busy timeout, and the
-SQLAlchemy recipe that turns off pysqlite's own transaction handling so we emit ``BEGIN`` ourselves.
 """
 
 from __future__ import annotations
@@ -28,11 +41,18 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
-__all__ = ["Database", "create_engine", "sqlite_file"]
+from hub.core import sqlite
 
-_WRITE_OPTION = "hub_write"
+__all__ = ["Database", "create_engine", "preliminary_reads", "sqlite_file"]
+
+#: Engine execution option naming a transaction's mode: ``"write"`` (SQLite: ``BEGIN
+#: IMMEDIATE``), ``"read"`` (no transaction: every statement commits on its own) or absent (a
+#: plain deferred ``BEGIN``, for everything that is not a request: tests, migrations, tools).
+_MODE = "hub_mode"
+#: Session.info key of a write session: the execution options of its preliminary reads.
+_PRELIMINARY = "hub_preliminary_options"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
 
@@ -44,12 +64,19 @@ def sqlite_file(url: str) -> Path | None:
     return Path(database)
 
 
+def _sqlite_in_memory(url: str) -> bool:
+    parsed = make_url(url)
+    database = parsed.database or ""
+    return database in ("", ":memory:") or parsed.query.get("mode") == "memory"
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
     sync_engine = engine.sync_engine
 
     @event.listens_for(sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # Let SQLAlchemy (through our "begin" hook) own transactions, not the driver.
+        # Once per connection (they are pooled). Let SQLAlchemy, through our "begin" hook, own
+        # transactions, not the driver.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
@@ -60,34 +87,90 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        write = conn.get_execution_options().get(_WRITE_OPTION, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        mode = conn.get_execution_options().get(_MODE)
+        driver: sqlite.Connection = conn.connection.driver_connection  # type: ignore[assignment]
+        if mode == "read":
+            # autocommit: each statement is its own transaction, as on PostgreSQL; in WAL a
+            # SELECT then waits for no lock, so it may run on the loop's thread
+            driver.read_on_loop_thread()
+            return
+        driver.begin_with_next_statement("BEGIN IMMEDIATE" if mode == "write" else "BEGIN")
+
+
+def _sqlite_engine(url: str, *, pool_size: int, echo: bool) -> AsyncEngine:
+    path = sqlite_file(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    sa_url = make_url(url)
+    args, kwargs = sa_url.get_dialect()().create_connect_args(sa_url)
+    kwargs["timeout"] = SQLITE_BUSY_TIMEOUT_MS / 1000
+
+    async def connect() -> sqlite.Connection:
+        return await sqlite.connect(*args, **kwargs)
+
+    pool: dict[str, Any] = (
+        {"poolclass": StaticPool}  # the database is the connection
+        if _sqlite_in_memory(url)
+        else {
+            "poolclass": AsyncAdaptedQueuePool,
+            "pool_size": pool_size,
+            "max_overflow": pool_size,
+        }
+    )
+    engine = create_async_engine(
+        url, echo=echo, hide_parameters=True, async_creator=connect, **pool
+    )
+    _configure_sqlite(engine)
+    return engine
 
 
 def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
     """An async engine for ``url`` with the hub's per-backend configuration."""
     if url.startswith("sqlite"):
-        path = sqlite_file(url)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(
-            url,
-            echo=echo,
-            hide_parameters=True,
-            poolclass=NullPool,
-            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
-        )
-        _configure_sqlite(engine)
-        return engine
+        return _sqlite_engine(url, pool_size=pool_size, echo=echo)
+    # No pre-ping: it is a round trip on every checkout. A connection the server dropped fails
+    # its request with a 503 instead, and SQLAlchemy then discards every older pooled connection.
     return create_async_engine(
         url,
         echo=echo,
         hide_parameters=True,
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
         pool_recycle=1800,
     )
+
+
+def _read_options(engine: AsyncEngine) -> dict[str, Any]:
+    """Execution options of a read: no transaction on either backend (SQLite's driver is in
+    autocommit already and our hook emits no ``BEGIN``; PostgreSQL's is told so)."""
+    if engine.dialect.name == "sqlite":
+        return {_MODE: "read"}
+    return {_MODE: "read", "isolation_level": "AUTOCOMMIT"}
+
+
+@contextlib.asynccontextmanager
+async def preliminary_reads(session: AsyncSession) -> AsyncIterator[AsyncSession]:
+    """Run the reads that admit a request (who is calling, may it) on the request's session.
+
+    In a read session, once the session's transaction has begun, or when it holds changes not
+    yet flushed (which must not be committed outside the request's transaction), they simply
+    join it. In a write session that has not begun yet they run outside any transaction, like a
+    read session's (on SQLite: without ``BEGIN IMMEDIATE``, so without the write lock), and the
+    connection goes back when the block ends; ORM objects stay loaded (``expire_on_commit`` is
+    off). The request's work then begins its own write transaction at its first statement.
+    """
+    options = session.info.get(_PRELIMINARY)
+    pending = session.new or session.dirty or session.deleted  # they belong to the work
+    if options is None or session.in_transaction() or pending:
+        yield session
+        return
+    await session.connection(execution_options=options)
+    try:
+        yield session
+    except BaseException:
+        await session.rollback()
+        raise
+    await session.commit()
 
 
 class Database:
@@ -96,11 +179,15 @@ class Database:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.is_sqlite = engine.dialect.name == "sqlite"
-        self._read = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+        read = _read_options(engine)
+        self._read = async_sessionmaker(
+            engine.execution_options(**read), expire_on_commit=False, autoflush=False
+        )
         self._write = async_sessionmaker(
-            engine.execution_options(**{_WRITE_OPTION: True}),
+            engine.execution_options(**{_MODE: "write"}),
             expire_on_commit=False,
             autoflush=False,
+            info={_PRELIMINARY: read},
         )
         # SQLite's read transaction is a snapshot already (WAL); PostgreSQL needs REPEATABLE READ
         self._snapshot = async_sessionmaker(

@@ -3,12 +3,18 @@
 ``SessionDep`` is the request's one session. Its dependency runs with ``scope="function"``, so its
 exit (commit, or rollback on error) happens when the endpoint returns and *before* the response is
 sent: a client never sees 2xx for a write that then failed to commit (commit at the edge, STYLE).
+Authentication and authorisation read on it too (FastAPI gives every dependency of a request the
+same instance), so a request costs one session and, at a time, one pooled connection.
+
+A request with a method other than GET/HEAD/OPTIONS gets a write session, unless its endpoint is
+marked :func:`reads_only` (a POST that only computes an answer, such as a grant check): on SQLite
+a write session takes the database's write lock, which such a request has no use for.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,9 +30,25 @@ __all__ = [
     "get_database",
     "get_session",
     "get_settings_dep",
+    "reads_only",
 ]
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_READS_ONLY = "_hub_reads_only"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reads_only(endpoint: F) -> F:
+    """Mark an endpoint whose request never writes, whatever its method: it gets a read session."""
+    setattr(endpoint, _READS_ONLY, True)
+    return endpoint
+
+
+def _writes(request: Request) -> bool:
+    if request.method in _READ_METHODS:
+        return False
+    endpoint = getattr(request.scope.get("route"), "endpoint", None)
+    return not getattr(endpoint, _READS_ONLY, False)
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -40,8 +62,7 @@ def get_database(request: Request) -> Database:
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     db = get_database(request)
-    write = request.method not in _READ_METHODS
-    async with db.sessionmaker(write=write)() as session:
+    async with db.sessionmaker(write=_writes(request))() as session:
         request.state.db_session = session
         try:
             yield session
@@ -51,6 +72,16 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
         await session.commit()
 
 
-SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
-DatabaseDep = Annotated[Database, Depends(get_database)]
+# The dependencies are ``async`` although they await nothing: FastAPI runs a plain ``def``
+# dependency in its thread pool, a round trip between threads on every request.
+async def _settings(request: Request) -> Settings:
+    return get_settings_dep(request)
+
+
+async def _database(request: Request) -> Database:
+    return get_database(request)
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+DatabaseDep = Annotated[Database, Depends(_database)]
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]

@@ -94,11 +94,18 @@ class Metrics:
             ["job"],
             registry=self.registry,
         )
+        self._backlog_read_at: float | None = None
 
     def set_rotation_backlog(self, remaining: dict[str, int]) -> None:
         self.rotation_backlog.clear()
         for key_id, count in remaining.items():
             self.rotation_backlog.labels(key_id=key_id).set(count)
+        self._backlog_read_at = time.monotonic()
+
+    def rotation_backlog_older_than(self, seconds: float) -> bool:
+        """Whether the backlog gauge was never read, or was read more than ``seconds`` ago."""
+        read_at = self._backlog_read_at
+        return read_at is None or time.monotonic() - read_at > seconds
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

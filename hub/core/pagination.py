@@ -72,7 +72,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
         raise BadRequest("the cursor is invalid") from None
 
 
-def page_params(
+async def page_params(  # async: a plain def dependency would run in the thread pool
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> PageParams:

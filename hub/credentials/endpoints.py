@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
+from hub.authz.throttle import rest_router
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
@@ -16,7 +17,7 @@ from hub.credentials import service
 from hub.credentials.deps import CredentialContextDep
 from hub.credentials.schemas import CredentialCreate, CredentialRead, CredentialUpdate
 
-router = APIRouter(prefix="/tenants/{t}/credentials", tags=["credentials"])
+router = rest_router(prefix="/tenants/{t}/credentials", tags=["credentials"])
 
 
 @router.post("", status_code=201, name="credential.create")

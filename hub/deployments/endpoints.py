@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import Depends, Header, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import TenantAccessDep, authorize, item_resource, require
-from hub.core.deps import SessionDep, get_database
+from hub.authz.throttle import rest_router
+from hub.core.db import preliminary_reads
+from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
@@ -24,7 +26,7 @@ from hub.deployments.schemas import (
 )
 from hub.models import Deployment
 
-router = APIRouter(prefix="/tenants/{t}/deployments", tags=["deployments"])
+router = rest_router(prefix="/tenants/{t}/deployments", tags=["deployments"])
 
 
 def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> DeploymentRead:
@@ -54,19 +56,21 @@ async def _one(
     return Envelope(data=_read(deployment, entries[deployment.id]))
 
 
-async def bundle_access(request: Request, access: TenantAccessDep, d: str) -> TenantAccess:
+async def bundle_access(
+    request: Request, access: TenantAccessDep, session: SessionDep, d: str
+) -> TenantAccess:
     """The built-in self rule (DESIGN §8): a deployment's own agent reads its bundle with no
     grant; anyone else needs ``deployment:<d>`` read. Both failures are 403 (no existence leak);
     a non-canonical id is 404 before either."""
     resource = item_resource("deployment", d)
     if access.caller.kind == "agent":
-        async with get_database(request).session(write=False) as session:
+        async with preliminary_reads(session):
             deployment = await service.get_deployment_or_none(
                 session, access.tenant_id, parse_id(d)
             )
         if deployment is not None and deployment.agent_id == access.caller.principal_id:
             return access
-    await require(request, access, resource, "read")
+    await require(request, session, access, resource, "read")
     return access
 
 

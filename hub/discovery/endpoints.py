@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter
-
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
+from hub.authz.throttle import rest_router
 from hub.core.deps import DatabaseDep, SessionDep
 from hub.core.openapi import DISCOVERY_FAILED
 from hub.core.schemas import Envelope
@@ -15,7 +14,7 @@ from hub.discovery import service
 from hub.discovery.schemas import DiscoverRequest, DiscoverResult
 from hub.upstream.deps import UpstreamDep
 
-router = APIRouter(prefix="/tenants/{t}/mcp", tags=["discovery"])
+router = rest_router(prefix="/tenants/{t}/mcp", tags=["discovery"])
 
 
 @router.post("/discover", name="mcp.discover", responses={422: DISCOVERY_FAILED})

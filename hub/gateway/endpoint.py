@@ -18,7 +18,8 @@ from fastapi import APIRouter, Path, Request, Response
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from hub.approvals.service import ApprovalContext
-from hub.auth.deps import get_caller
+from hub.auth.caller import Caller
+from hub.auth.deps import authenticate_request, parsed_key
 from hub.core import clock
 from hub.core.components import components_of
 from hub.core.deps import get_database
@@ -26,7 +27,6 @@ from hub.core.errors import Unauthorized
 from hub.core.metrics import Metrics
 from hub.core.paths import is_canonical_id, parse_id
 from hub.core.settings import Settings
-from hub.core.tenancy import TenantId
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
@@ -102,43 +102,60 @@ async def mcp(
         return _error(503, UNAVAILABLE, "the hub is unavailable", "unavailable")
 
 
+def _unauthenticated() -> Response:
+    return _error(
+        401,
+        UNAUTHENTICATED,
+        "a valid API key is required",
+        "unauthenticated",
+        **{"www-authenticate": "Bearer"},
+    )
+
+
+def _refusal(caller: Caller, t: str, d: str) -> Response | None:
+    """404 for a path that names no deployment this caller's tenant could own; 403 for a
+    caller outside any tenant."""
+    if not is_canonical_id(t) or not is_canonical_id(d):
+        return _error(404, NOT_FOUND, "not found", "not_found")
+    if caller.tenant_id is None:
+        return _error(403, FORBIDDEN, "only the deployment's agent may call it", "forbidden")
+    if caller.tenant_id.value != parse_id(t):
+        return _error(404, NOT_FOUND, "not found", "not_found")
+    return None
+
+
 async def _serve(request: Request, t: str, d: str) -> Response:
     parts = components_of(request.app)
     settings = parts.get(Settings)
     if not _origin_allowed(request, settings):
         return _error(403, FORBIDDEN, "Origin not allowed", "forbidden")
     try:
-        caller = await get_caller(request)
+        key = await parsed_key(request)  # no database work for a malformed key
     except Unauthorized:
-        return _error(
-            401,
-            UNAUTHENTICATED,
-            "a valid API key is required",
-            "unauthenticated",
-            **{"www-authenticate": "Bearer"},
-        )
-    try:
-        raw = parse_body(await request.body())
-    except RpcError as error:
-        return _answer(HttpAnswer(error.status, error_message(None, error)))
-    if not is_canonical_id(t) or not is_canonical_id(d):
-        return _error(404, NOT_FOUND, "not found", "not_found")
-    tenant_uuid, deployment_id = parse_id(t), parse_id(d)
-    if caller.tenant_id is None:
-        return _error(403, FORBIDDEN, "only the deployment's agent may call it", "forbidden")
-    if caller.tenant_id.value != tenant_uuid:
-        return _error(404, NOT_FOUND, "not found", "not_found")
-    tenant_id: TenantId = caller.tenant_id
+        return _unauthenticated()
     db = get_database(request)
+    # one read session for who calls, which deployment and the caller's policy (issue 13)
     async with db.session(write=False) as session:
-        view = await parts.get(ViewLoader).load(session, tenant_id, deployment_id)
-    if view is None:
-        return _error(404, NOT_FOUND, "not found", "not_found")
-    if view.agent_id != caller.principal_id:
-        return _error(403, FORBIDDEN, "only the deployment's agent may call it", "forbidden")
-    policy = await grants_service.policy_of(
-        db, parts.get(PolicyCache), tenant_id, caller.principal_id, caller.grants_version
-    )
+        try:
+            caller = await authenticate_request(request, key, session)
+        except Unauthorized:
+            return _unauthenticated()
+        try:
+            raw = parse_body(await request.body())
+        except RpcError as error:
+            return _answer(HttpAnswer(error.status, error_message(None, error)))
+        refused = _refusal(caller, t, d)
+        tenant_id = caller.tenant_id
+        if refused is not None or tenant_id is None:
+            return refused or _error(403, FORBIDDEN, "no tenant", "forbidden")
+        view = await parts.get(ViewLoader).load(session, tenant_id, parse_id(d))
+        if view is None:
+            return _error(404, NOT_FOUND, "not found", "not_found")
+        if view.agent_id != caller.principal_id:
+            return _error(403, FORBIDDEN, "only the deployment's agent may call it", "forbidden")
+        policy = await grants_service.policy_of(
+            session, parts.get(PolicyCache), tenant_id, caller.principal_id, caller.grants_version
+        )
     approvals_ctx = parts.get(ApprovalContext)
     public = settings.public_base_url
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
-from hub.core.deps import SessionDep
+from hub.authz.throttle import rest_router
+from hub.core.deps import SessionDep, reads_only
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
@@ -17,7 +18,7 @@ from hub.grants import service
 from hub.grants.deps import EffectiveCheckDep, PolicyCacheDep
 from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision, GrantRead
 
-router = APIRouter(prefix="/tenants/{t}/grants", tags=["grants"])
+router = rest_router(prefix="/tenants/{t}/grants", tags=["grants"])
 
 
 @router.post("", status_code=201, name="grant.create")
@@ -61,6 +62,7 @@ async def delete_grant(
 
 
 @router.post("/check", name="grant.check")
+@reads_only
 async def check_grant(
     body: GrantCheck,
     session: SessionDep,

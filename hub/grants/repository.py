@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TenantId, scoped
+from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Grant, Principal
 
 __all__ = [
@@ -18,15 +18,34 @@ __all__ = [
     "get_grant",
     "get_principal",
     "grants_of",
+    "grants_version_of",
     "list_grants",
 ]
+
+
+_PRINCIPAL = scoped_template(Principal).where(Principal.id == bindparam("principal_id"))
 
 
 async def get_principal(
     session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
 ) -> Principal | None:
-    query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
-    return (await session.execute(query)).scalar_one_or_none()
+    params = tenant_params(tenant_id, principal_id=principal_id)
+    return (await session.execute(_PRINCIPAL, params)).scalar_one_or_none()
+
+
+_VERSION = select(Principal.__table__.c.grants_version).where(
+    Principal.__table__.c.tenant_id == bindparam(TENANT_PARAM),
+    Principal.__table__.c.id == bindparam("principal_id"),
+)
+
+
+async def grants_version_of(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> int | None:
+    """The principal's ``grants_version``, or None when it is not in the tenant (one column)."""
+    params = tenant_params(tenant_id, principal_id=principal_id)
+    version: int | None = (await session.execute(_VERSION, params)).scalar_one_or_none()
+    return version
 
 
 async def grants_of(

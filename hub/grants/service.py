@@ -12,7 +12,7 @@ from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
-from hub.core.db import Database
+from hub.core.db import preliminary_reads
 from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
 from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
@@ -82,29 +82,40 @@ async def load_policy(
 
 
 async def policy_of(
-    db: Database, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID, version: int
+    session: AsyncSession,
+    cache: PolicyCache,
+    tenant_id: TenantId,
+    principal_id: uuid.UUID,
+    version: int,
 ) -> CompiledPolicy:
     """The principal's compiled policy at ``version`` (the ``grants_version`` authentication
-    read), from the cache when it holds that version."""
+    read), from the cache when it holds that version, else read on ``session``."""
     policy = cache.get(principal_id, version)
     if policy is None:
-        async with db.session(write=False) as session:
+        async with preliminary_reads(session):
             policy = await load_policy(session, cache, tenant_id, principal_id)
     return policy
 
 
-async def _caller_policy(db: Database, cache: PolicyCache, access: TenantAccess) -> CompiledPolicy:
+async def _caller_policy(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess
+) -> CompiledPolicy:
+    """The caller's compiled policy: cached under the ``grants_version`` authentication read with
+    the key on this request, so a change committed anywhere is a miss here at once."""
     caller = access.caller
-    return await policy_of(db, cache, access.tenant_id, caller.principal_id, caller.grants_version)
+    return await policy_of(
+        session, cache, access.tenant_id, caller.principal_id, caller.grants_version
+    )
 
 
 async def decide(
-    db: Database, cache: PolicyCache, access: TenantAccess, resource: str, action: str
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, resource: str, action: str
 ) -> Decision:
-    """The caller's decision for ``action`` on ``resource`` (the platform admin is allowed)."""
+    """The caller's decision for ``action`` on ``resource`` (the platform admin is allowed);
+    a policy that is not cached is read on the request's ``session``."""
     if access.caller.is_platform_admin:
         return PLATFORM_ALLOW
-    policy = await _caller_policy(db, cache, access)
+    policy = await _caller_policy(session, cache, access)
     return policy.decide(resource, action, clock.now())
 
 
@@ -309,12 +320,12 @@ async def check_grant(
     effective: EffectiveCheck,
 ) -> GrantDecision:
     resource = canonical_resource(data.resource, data.action)
-    principal = await repository.get_principal(session, access.tenant_id, data.principal_id)
-    if principal is None:
+    version = await repository.grants_version_of(session, access.tenant_id, data.principal_id)
+    if version is None:
         raise NotFound("principal not found")
-    policy = cache.get(principal.id, principal.grants_version)
+    policy = cache.get(data.principal_id, version)
     if policy is None:
-        policy = await load_policy(session, cache, access.tenant_id, principal.id)
+        policy = await load_policy(session, cache, access.tenant_id, data.principal_id)
     decision = policy.decide(resource, data.action, clock.now())
     if data.deployment_id is None:
         return GrantDecision(effect=decision.effect, grant_id=decision.grant_id)
@@ -322,7 +333,7 @@ async def check_grant(
         raise BadRequest("deployment_id takes one tool: resource tool:<handle>.<tool>, action call")
     await access.require(f"deployment:{data.deployment_id}", "read")  # a body-named object
     effect, reasons = await effective.effective(
-        session, access.tenant_id, data.deployment_id, principal.id, resource, decision.effect
+        session, access.tenant_id, data.deployment_id, data.principal_id, resource, decision.effect
     )
     return GrantDecision(
         effect=effect,  # type: ignore[arg-type]

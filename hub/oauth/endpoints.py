@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
+from hub.authz.throttle import rest_router
 from hub.core.deps import DatabaseDep, SessionDep
 from hub.core.openapi import error_response
 from hub.core.paths import parse_id
@@ -26,7 +27,7 @@ from hub.oauth.schemas import (
     ClientMetadataDocument,
 )
 
-router = APIRouter(prefix="/tenants/{t}/oauth", tags=["oauth"])
+router = rest_router(prefix="/tenants/{t}/oauth", tags=["oauth"])
 public_router = APIRouter(tags=["oauth"])
 
 _FLOW_REASONS = sorted(set(MESSAGES) - CALLBACK_REFUSALS - {"token_request_failed"})

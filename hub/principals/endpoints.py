@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from hub.auth.caller import TenantAccess
 from hub.auth.deps import CallerDep
 from hub.authz.deps import PlatformAdminDep, authorize
+from hub.authz.throttle import rest_router
 from hub.core.deps import SessionDep, SettingsDep
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
@@ -27,9 +28,9 @@ from hub.principals.schemas import (
     WhoAmI,
 )
 
-router = APIRouter(prefix="/tenants/{t}/principals", tags=["principals"])
-platform_router = APIRouter(prefix="/platform/keys", tags=["platform"])
-whoami_router = APIRouter(tags=["principals"])
+router = rest_router(prefix="/tenants/{t}/principals", tags=["principals"])
+platform_router = rest_router(prefix="/platform/keys", tags=["platform"])
+whoami_router = rest_router(tags=["principals"])
 
 
 def _pepper(settings: Settings) -> bytes:

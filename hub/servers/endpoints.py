@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
+from hub.authz.throttle import rest_router
 from hub.core.deps import SessionDep
 from hub.core.openapi import UPSTREAM_REFUSED
 from hub.core.pagination import PageParamsDep
@@ -16,7 +17,7 @@ from hub.servers import service
 from hub.servers.schemas import ServerCreate, ServerRead, ServerUpdate
 from hub.upstream.deps import UpstreamDep
 
-router = APIRouter(prefix="/tenants/{t}/servers", tags=["servers"])
+router = rest_router(prefix="/tenants/{t}/servers", tags=["servers"])
 
 
 @router.post("", status_code=201, name="server.create", responses={422: UPSTREAM_REFUSED})
@@ -48,8 +49,7 @@ async def get_server(
     access: Annotated[TenantAccess, authorize("server", "read", item="handle")],
 ) -> Envelope[ServerRead]:
     """Get a server by handle, with its remembered protocol era."""
-    server = await service.get_server(session, access.tenant_id, handle)
-    return Envelope(data=ServerRead.model_validate(server))
+    return Envelope(data=await service.read_server(session, access.tenant_id, handle))
 
 
 @router.patch("/{handle}", name="server.update", responses={422: UPSTREAM_REFUSED})

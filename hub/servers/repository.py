@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import Row, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TenantId, scoped
+from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import DeploymentEntry, Server
 
 __all__ = [
@@ -19,16 +20,35 @@ __all__ = [
     "handle_ever_used",
     "is_referenced",
     "list_servers",
+    "row_by_handle",
 ]
+
+
+_BY_HANDLE = scoped_template(Server).where(
+    Server.handle == bindparam("handle"), Server.deleted_at.is_(None)
+)
+_BY_HANDLE_FOR_UPDATE = _BY_HANDLE.with_for_update()
+
+
+_ROW_BY_HANDLE = select(Server.__table__).where(
+    Server.__table__.c.tenant_id == bindparam(TENANT_PARAM),
+    Server.__table__.c.handle == bindparam("handle"),
+    Server.__table__.c.deleted_at.is_(None),
+)
+
+
+async def row_by_handle(session: AsyncSession, tenant_id: TenantId, handle: str) -> Row[Any] | None:
+    """The live server's columns as a row, without an ORM object (for reads that only show it)."""
+    params = tenant_params(tenant_id, handle=handle)
+    return (await session.execute(_ROW_BY_HANDLE, params)).one_or_none()
 
 
 async def get_by_handle(
     session: AsyncSession, tenant_id: TenantId, handle: str, *, for_update: bool = False
 ) -> Server | None:
-    query = scoped(Server, tenant_id).where(Server.handle == handle, Server.deleted_at.is_(None))
-    if for_update:
-        query = query.with_for_update()
-    return (await session.execute(query)).scalar_one_or_none()
+    query = _BY_HANDLE_FOR_UPDATE if for_update else _BY_HANDLE
+    params = tenant_params(tenant_id, handle=handle)
+    return (await session.execute(query, params)).scalar_one_or_none()
 
 
 async def get_by_id(

@@ -18,7 +18,7 @@ from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.models import Server
 from hub.servers import repository
-from hub.servers.schemas import HANDLE_PATTERN, ServerCreate, ServerUpdate
+from hub.servers.schemas import HANDLE_PATTERN, ServerCreate, ServerRead, ServerUpdate
 from hub.upstream import UpstreamContext, resolve_target
 
 HANDLE_RE = re.compile(HANDLE_PATTERN)
@@ -30,6 +30,7 @@ __all__ = [
     "get_server",
     "get_server_by_id",
     "list_servers",
+    "read_server",
     "remember_era",
     "require_credential_use",
     "server_using_credential",
@@ -71,6 +72,17 @@ async def create_server(
         {"server_id": str(server.id), "credential_id": str(data.credential_id or "")},
     )
     return server
+
+
+async def read_server(session: AsyncSession, tenant_id: TenantId, handle: str) -> ServerRead:
+    """The server ``handle`` as shown to a client (no ORM object is built: a read on every
+    request of ``GET …/servers/{handle}``); 404 when absent or deleted."""
+    if not HANDLE_RE.fullmatch(handle):  # not a handle at all: reads as absent, no query
+        raise NotFound("server not found")
+    row = await repository.row_by_handle(session, tenant_id, handle)
+    if row is None:
+        raise NotFound("server not found")
+    return ServerRead.model_validate(row)
 
 
 async def get_server(

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response
+from fastapi import Path, Response
 
 from hub.authz.deps import PlatformAdminDep
+from hub.authz.throttle import rest_router
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.tenants import service
 from hub.tenants.schemas import TenantCreate, TenantRead, TenantUpdate
 
-router = APIRouter(prefix="/tenants", tags=["tenants"])
+router = rest_router(prefix="/tenants", tags=["tenants"])
 
 #: ``{t}`` takes a tenant's id or its slug (DESIGN §14).
 TenantRef = Annotated[str, Path(description="Tenant id or slug")]

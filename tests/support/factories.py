@@ -85,7 +85,7 @@ async def make_platform_admin(db: Database) -> Actor:
     async with db.session(write=False) as session:
         record = await find_key(session, parsed.key_id)
     assert record is not None
-    return Actor(principal_id=record.principal.id, tenant_id=None, key=key)
+    return Actor(principal_id=record.principal_id, tenant_id=None, key=key)
 
 
 async def make_server(

@@ -1,0 +1,243 @@
+"""The REST request path: the hub's authenticated routes against bare FastAPI routes.
+
+Two cases, each on SQLite (a file) and on PostgreSQL (database ``hub_bench`` on 127.0.0.1:5432,
+emptied and migrated first; skipped when unreachable):
+
+- ``GET /tenants/{t}/servers/{handle}`` as a tenant_admin;
+- ``POST /tenants/{t}/grants/check`` by an operator holding 1,000 grants, about itself.
+
+The hub runs as ``hub serve`` in a subprocess (on PostgreSQL also as ``hub serve --workers 2``);
+the baseline is ``bench._bare`` (the same paths answered by plain FastAPI routes, no database)
+under the same uvicorn options and logging. All stay up for the whole backend; the runs
+alternate bare, hub, bare, hub… so machine noise falls on each. Load comes from
+:mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop, ``SECONDS`` per run
+after a warm-up. Printed: the median req/s over ``ROUNDS`` runs, p50/p99 over every request of
+those runs, the ratio hub/bare, and two workers against one. A report, not a test:
+``python -m bench rest``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+
+from bench._load import LoadResult, build_request, run_load
+from bench._peer import REPO_ROOT
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.migrations import upgrade
+from hub.grants.repository import bump_grants_version
+from hub.grants.templates import ROLE_TEMPLATES
+from hub.models import Grant
+from tests.conftest import TEST_KEY, TEST_PEPPER
+from tests.support.databases import fresh_postgres
+from tests.support.factories import make_principal, make_server, make_tenant, scope_of
+
+CONNECTIONS = 16
+SECONDS = 4.0
+ROUNDS = 3
+GRANTS = 1_000
+OPERATOR_TEMPLATE = ROLE_TEMPLATES["operator"]
+WORKERS_LABEL = "hub --workers 2"
+PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/hub_bench"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: object = None
+
+    def request(self) -> bytes:
+        return build_request(self.method, self.path, headers=self.headers, body=self.body)
+
+
+async def _seed(db_url: str) -> list[Case]:
+    """A tenant with a server, its tenant_admin, and an operator holding ``GRANTS`` grants."""
+    db = Database.from_url(db_url)
+    try:
+        tenant = await make_tenant(db)
+        admin = await make_principal(db, tenant.id)
+        await make_server(db, tenant.id, "linear")
+        operator = await make_principal(db, tenant.id, role="operator", name="operator")
+        async with db.session() as session:
+            for i in range(GRANTS - len(OPERATOR_TEMPLATE)):
+                session.add(
+                    Grant(
+                        id=uuid.uuid4(),
+                        tenant_id=tenant.id,
+                        principal_id=operator.principal_id,
+                        resource=f"tool:srv{i}.tool{i}" if i % 2 else f"tool:srv{i}.*",
+                        action="call",
+                        effect="allow" if i % 5 else "deny",
+                        conditions={},
+                        created_at=clock.now(),
+                    )
+                )
+            await session.flush()
+            await bump_grants_version(session, scope_of(tenant.id), operator.principal_id)
+    finally:
+        await db.dispose()
+    base = f"/tenants/{tenant.id}"
+    check = {
+        "principal_id": str(operator.principal_id),
+        "resource": "tool:srv501.tool501",
+        "action": "call",
+    }
+    return [
+        Case("GET server (tenant_admin)", "GET", f"{base}/servers/linear", admin.headers),
+        Case(
+            "grants/check (1,000 grants)", "POST", f"{base}/grants/check", operator.headers, check
+        ),
+    ]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def _served(argv: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
+    """Run a server process on a free port until it answers ``/healthz``; yield the port."""
+    port = _free_port()
+    with log.open("w") as out:
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and modules
+            [*argv, "--port", str(port)], cwd=REPO_ROOT, env=env, stdout=out, stderr=out
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{argv} exited: {log.read_text()[-2000:]}")
+            try:
+                if httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{argv} did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _hub_env(db_url: str, workdir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env.update(
+        HUB_DATABASE_URL=db_url,
+        HUB_ENCRYPTION_KEYS=f"t1:{TEST_KEY}",
+        HUB_ACTIVE_KEY_ID="t1",
+        HUB_API_KEY_PEPPER=TEST_PEPPER,
+        HUB_DATA_DIR=str(workdir / "data"),
+        PYTHONPATH=str(REPO_ROOT),
+    )
+    return env
+
+
+@dataclass
+class Row:
+    results: list[LoadResult]
+
+    @property
+    def rate(self) -> float:
+        return statistics.median(r.rate for r in self.results)
+
+    def percentile(self, q: float) -> float:
+        merged = LoadResult(seconds=1, latencies=[x for r in self.results for x in r.latencies])
+        return merged.percentile(q)
+
+
+def _measure(port: int, case: Case, expected: int) -> LoadResult:
+    result = asyncio.run(run_load(port, case.request(), connections=CONNECTIONS, seconds=SECONDS))
+    wrong = {s: n for s, n in result.statuses.items() if s != expected}
+    if wrong or result.errors:
+        raise RuntimeError(f"{case.name}: statuses {result.statuses}, errors {result.errors}")
+    return result
+
+
+def _print_table(title: str, rows: dict[str, dict[str, Row]]) -> None:
+    print(title)
+    print(f"{'case':<30} {'server':<18} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'hub/bare':>9}")
+    for case, servers in rows.items():
+        bare = servers["bare"].rate
+        label_case = case
+        for label, row in servers.items():
+            ratio = "" if label == "bare" else f"{row.rate / bare:.2f}"
+            print(
+                f"{label_case:<30} {label:<18} {row.rate:>9,.0f} {row.percentile(0.5) * 1000:>8.2f}"
+                f" {row.percentile(0.99) * 1000:>8.2f} {ratio:>9}"
+            )
+            label_case = ""
+        if WORKERS_LABEL in servers:
+            scale = servers[WORKERS_LABEL].rate / servers["hub"].rate
+            print(f"{'':<30} {'2 workers / 1':<18} {scale:>9.2f}x")
+
+
+def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> None:
+    """Alternate bare, hub (and the hub with two workers) on each case, ``ROUNDS`` times."""
+    cases = asyncio.run(_seed(db_url))
+    env = _hub_env(db_url, workdir)
+    hub_argv = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
+    servers = {
+        "bare": [sys.executable, "-m", "bench._bare"],
+        "hub": hub_argv,
+        **({WORKERS_LABEL: [*hub_argv, "--workers", "2"]} if workers else {}),
+    }
+    rows = {c.name: {name: Row([]) for name in servers} for c in cases}
+    with contextlib.ExitStack() as stack:
+        ports = {
+            name: stack.enter_context(_served(argv, env, workdir / f"{label}-{name}.log"))
+            for name, argv in servers.items()
+        }
+        for _ in range(ROUNDS):
+            for case in cases:
+                for name, port in ports.items():
+                    rows[case.name][name].results.append(_measure(port, case, 200))
+    _print_table(
+        f"{label}: {CONNECTIONS} connections, {SECONDS:g} s a run, median of {ROUNDS} "
+        "alternating runs",
+        rows,
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+        upgrade(sqlite_url)
+        _bench_backend("SQLite (file)", sqlite_url, workdir, workers=False)
+        try:
+            fresh_postgres(PG_URL)
+        except (OSError, TimeoutError) as exc:
+            print(f"PostgreSQL: skipped, {PG_URL} unreachable ({type(exc).__name__})")
+            return
+        upgrade(PG_URL)
+        _bench_backend("PostgreSQL", PG_URL, workdir, workers=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""The authenticated request path: one session, two queries, nothing about a key cached.
+
+The hub keeps database connections open (a pool, SQLite's too) and compiled policies cached by
+``grants_version``; these tests prove neither changes a result. Revoking, expiring or disabling is
+effective on the very next request on a warm pool; an authenticated read costs at most two
+queries and a key with a bad checksum none; write requests still queue on SQLite's lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import httpx2
+import pytest
+from sqlalchemy import event, text, update
+
+from hub.core import clock
+from hub.core.db import Database
+from hub.models import ApiKey
+from tests.conftest import ClockControl
+from tests.support.factories import make_platform_admin, make_principal, make_server
+from tests.support.stories import TenantAdmin, make_tenant_admin
+
+_TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+
+
+@contextmanager
+def count_queries(db: Database) -> Iterator[list[str]]:
+    """Statements sent to the database, transaction control (BEGIN, COMMIT…) left out."""
+    statements: list[str] = []
+
+    def listener(*args: Any) -> None:
+        statement = str(args[2]).lstrip()
+        if not statement.upper().startswith(_TRANSACTION_CONTROL):
+            statements.append(statement)
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", listener)
+    try:
+        yield statements
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", listener)
+
+
+@contextmanager
+def count_checkouts(db: Database) -> Iterator[list[object]]:
+    """Connections taken from the engine's pool."""
+    checkouts: list[object] = []
+
+    def listener(*args: Any) -> None:
+        checkouts.append(args[0])
+
+    event.listen(db.engine.sync_engine, "checkout", listener)
+    try:
+        yield checkouts
+    finally:
+        event.remove(db.engine.sync_engine, "checkout", listener)
+
+
+@pytest.fixture
+async def team(database: Database) -> TenantAdmin:
+    """A tenant with its admin and a server ``linear``."""
+    team = await make_tenant_admin(database)
+    await make_server(database, team.tenant_id, "linear")
+    return team
+
+
+async def _warm(client: httpx2.AsyncClient, url: str, headers: dict[str, str]) -> None:
+    """A few answered requests: the pool holds connections and the caller's policy is cached."""
+    for _ in range(3):
+        assert (await client.get(url, headers=headers)).status_code == 200
+
+
+async def test_authenticated_get_makes_at_most_two_queries(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    url = team.url("servers", "linear")
+    await _warm(client, url, team.admin.headers)
+    with count_queries(database) as queries, count_checkouts(database) as checkouts:
+        response = await client.get(url, headers=team.admin.headers)
+    assert response.status_code == 200
+    assert 1 <= len(queries) <= 2, queries
+    assert len(checkouts) == 1  # one session, one connection
+
+
+async def test_bad_checksum_opens_no_connection(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    key = team.admin.key
+    headers = {"x-api-key": key[:-1] + ("A" if key[-1] != "A" else "B")}
+    with count_queries(database) as queries, count_checkouts(database) as checkouts:
+        read = await client.get(team.url("servers", "linear"), headers=headers)
+        write = await client.post(
+            team.url("servers"),
+            json={"handle": "other", "url": "https://x.example/mcp"},
+            headers=headers,
+        )
+    assert (read.status_code, write.status_code) == (401, 401)
+    assert queries == []
+    assert checkouts == []
+
+
+async def test_probes_open_no_connection(client: httpx2.AsyncClient, database: Database) -> None:
+    """``/metrics`` reads the key-rotation backlog at most every 30 s; the scrapes between, and
+    every liveness probe, touch no database."""
+    assert (await client.get("/metrics")).status_code == 200
+    with count_checkouts(database) as checkouts:
+        assert (await client.get("/healthz")).status_code == 200
+        assert (await client.get("/metrics")).status_code == 200
+    assert checkouts == []
+
+
+async def test_revoked_key_fails_on_the_next_request_on_a_warm_pool(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    url = team.url("servers", "linear")
+    await _warm(client, url, team.admin.headers)
+    async with database.session() as session:  # as another replica or the CLI would
+        await session.execute(
+            update(ApiKey)
+            .where(ApiKey.principal_id == team.admin.principal_id)
+            .values(revoked_at=clock.now())
+        )
+    assert (await client.get(url, headers=team.admin.headers)).status_code == 401
+
+
+async def test_expired_key_fails_on_the_next_request_on_a_warm_pool(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin, clock_control: ClockControl
+) -> None:
+    async with database.session() as session:
+        await session.execute(
+            update(ApiKey)
+            .where(ApiKey.principal_id == team.admin.principal_id)
+            .values(expires_at=clock.now() + timedelta(seconds=30))
+        )
+    url = team.url("servers", "linear")
+    await _warm(client, url, team.admin.headers)
+    clock_control.advance(31)
+    assert (await client.get(url, headers=team.admin.headers)).status_code == 401
+
+
+async def test_disabled_principal_fails_on_the_next_request_on_a_warm_pool(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    other = await make_principal(database, team.tenant_id, role="deployer")
+    url = team.url("servers", "linear")
+    await _warm(client, url, other.headers)
+    deleted = await client.delete(
+        team.url("principals", other.principal_id), headers=team.admin.headers
+    )
+    assert deleted.status_code == 204
+    assert (await client.get(url, headers=other.headers)).status_code == 401
+
+
+async def test_disabled_tenant_fails_on_the_next_request_on_a_warm_pool(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    platform = await make_platform_admin(database)
+    url = team.url("servers", "linear")
+    await _warm(client, url, team.admin.headers)
+    disabled = await client.delete(f"/tenants/{team.tenant_id}", headers=platform.headers)
+    assert disabled.status_code == 204
+    assert (await client.get(url, headers=team.admin.headers)).status_code == 401
+
+
+async def test_concurrent_write_requests_queue_instead_of_failing(
+    client: httpx2.AsyncClient, team: TenantAdmin
+) -> None:
+    async def create(i: int) -> int:
+        response = await client.post(
+            team.url("servers"),
+            json={"handle": f"srv{i}", "url": f"https://mcp{i}.example.com/mcp"},
+            headers=team.admin.headers,
+        )
+        return response.status_code
+
+    statuses = await asyncio.gather(*(create(i) for i in range(10)))
+    assert statuses == [201] * 10
+    listed = await client.get(team.url("servers"), headers=team.admin.headers)
+    assert len(listed.json()["data"]) == 11
+
+
+async def test_authenticating_a_write_never_waits_for_the_write_lock(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    """A write request's authentication reads in a transaction of its own: a key that fails is
+    refused while another writer holds SQLite's lock (it would wait out the busy timeout if
+    authentication took the lock at ``BEGIN IMMEDIATE``)."""
+    if not database.is_sqlite:
+        pytest.skip("SQLite's database-wide write lock")
+    revoked = await make_principal(database, team.tenant_id)
+    async with database.session() as session:
+        await session.execute(
+            update(ApiKey)
+            .where(ApiKey.principal_id == revoked.principal_id)
+            .values(revoked_at=clock.now())
+        )
+    async with database.session(write=True) as holder:
+        await holder.execute(text("SELECT 1"))  # BEGIN IMMEDIATE: the lock is held from here
+        response = await asyncio.wait_for(
+            client.post(
+                team.url("servers"),
+                json={"handle": f"h{uuid.uuid4().hex[:8]}", "url": "https://x.example/mcp"},
+                headers=revoked.headers,
+            ),
+            timeout=5,
+        )
+    assert response.status_code == 401
+
+
+async def test_a_grant_check_never_waits_for_the_write_lock(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    """``grants/check`` is a POST that only reads: its session is a read session, so it answers
+    while another writer holds SQLite's lock."""
+    if not database.is_sqlite:
+        pytest.skip("SQLite's database-wide write lock")
+    body = {"principal_id": str(team.admin.principal_id), "resource": "server:x", "action": "read"}
+    url = team.url("grants", "check")
+    assert (await client.post(url, json=body, headers=team.admin.headers)).status_code == 200
+    async with database.session(write=True) as holder:
+        await holder.execute(text("SELECT 1"))  # BEGIN IMMEDIATE: the lock is held from here
+        response = await asyncio.wait_for(
+            client.post(url, json=body, headers=team.admin.headers), timeout=5
+        )
+    assert response.status_code == 200
+    assert response.json()["data"]["effect"] == "allow"
+
+
+async def test_a_read_never_waits_for_the_write_lock(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    """Reads run outside transactions (on SQLite, on the event loop's thread): in WAL they answer
+    while another writer holds the lock, and the writer's uncommitted change is not seen."""
+    if not database.is_sqlite:
+        pytest.skip("SQLite's database-wide write lock")
+    url = team.url("servers", "linear")
+    await _warm(client, url, team.admin.headers)  # last_used_at is fresh: no touch is due
+    async with database.session(write=True) as holder:
+        await holder.execute(
+            text("UPDATE servers SET url = 'https://changed.example/mcp' WHERE handle = 'linear'")
+        )
+        response = await asyncio.wait_for(client.get(url, headers=team.admin.headers), timeout=5)
+        await holder.rollback()
+    assert response.status_code == 200
+    assert response.json()["data"]["url"] == "https://mcp.example.com/mcp"
