@@ -39,6 +39,7 @@ from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.mcp.server.answers import HttpAnswer, RpcError, error_message
 from hub.mcp.server.dispatcher import dispatch, parse_body
+from hub.ratelimit import RateLimiter
 from hub.upstream import UpstreamContext
 
 __all__ = ["router"]
@@ -169,6 +170,8 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         approvals=HubApprovals(db, approvals_ctx, tenant_id, approval_url),
         upstream=HubUpstream(db, parts.get(UpstreamContext), tenant_id),
         audit=HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id),
+        limiter=parts.get(RateLimiter) if RateLimiter in parts else None,
+        agent_key=str(caller.principal_id),
     )
     headers = {k.lower(): v for k, v in request.headers.items()}
     return _answer(await dispatch(host, raw, headers))

@@ -4,7 +4,11 @@
 dispatcher calls: it lists the deployment's tools for the agent and runs each ``tools/call``
 through the engine with the in-hub ports. It also holds the 2026-07-28 rule the dispatcher cannot
 check alone: ``Mcp-Param-*`` headers must mirror the arguments the tool's ``x-mcp-header``
-markings name (400 ``-32020``).
+markings name (400 ``-32020``). And it counts every ``tools/call`` in the rate-limit class
+``tool_call``, per agent, before anything else about the call: a refused call is JSON-RPC
+``42900`` with ``data.retry_after_s`` and a ``Retry-After`` header (HTTP 200, DESIGN §15), reaches
+no upstream and, like a refused REST request, writes no audit row (a flood would otherwise become
+database writes); it is counted in ``hub_rate_limit_refusals_total``.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from typing import Any
 
 from hub import __version__
 from hub.gateway.engine.engine import Gateway
+from hub.gateway.engine.errors import RATE_LIMITED
 from hub.gateway.engine.model import DeploymentView
 from hub.gateway.engine.ports import ApprovalPort, AuditPort, DecidePort, UpstreamPort
 from hub.mcp.headers import decode_header_value, param_headers
 from hub.mcp.server.answers import CallContext, RpcError
 from hub.mcp.wire import HEADER_MISMATCH
+from hub.ratelimit import RateLimiter
 
 __all__ = ["SERVER_INFO", "GatewayHost"]
 
@@ -61,6 +67,8 @@ class GatewayHost:
     approvals: ApprovalPort
     upstream: UpstreamPort
     audit: AuditPort
+    limiter: RateLimiter | None = None
+    agent_key: str = ""
 
     @property
     def server_info(self) -> Mapping[str, Any]:
@@ -79,6 +87,7 @@ class GatewayHost:
     async def call_tool(
         self, name: str, arguments: Any, params: Mapping[str, Any], ctx: CallContext
     ) -> dict[str, Any]:
+        await self._count_call()
         tool = self.view.tools.get(name)
         if ctx.era == "modern" and tool is not None:
             check_param_headers(tool.tool, arguments, ctx.headers)
@@ -97,3 +106,16 @@ class GatewayHost:
             raise RpcError(failure.code, failure.message, dict(failure.data))
         assert outcome.result is not None  # noqa: S101 - one of the two is always set
         return outcome.result
+
+    async def _count_call(self) -> None:
+        if self.limiter is None:
+            return
+        decision = await self.limiter.check("tool_call", self.agent_key)
+        if decision.allowed:
+            return
+        raise RpcError(
+            RATE_LIMITED,
+            "Too many tool calls",
+            {"class": "rate_limited", "retry_after_s": decision.retry_after_s},
+            headers=decision.headers,
+        )
