@@ -20,29 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx2
-
 from bench._load import LoadResult, build_request, run_load
-from bench._peer import REPO_ROOT
+from bench._serving import hub_env, served
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.migrations import upgrade
 from hub.grants.repository import bump_grants_version
 from hub.grants.templates import ROLE_TEMPLATES
 from hub.models import Grant
-from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.support.databases import fresh_postgres
 from tests.support.factories import make_principal, make_server, make_tenant, scope_of
 
@@ -107,57 +99,6 @@ async def _seed(db_url: str) -> list[Case]:
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextlib.contextmanager
-def _served(argv: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
-    """Run a server process on a free port until it answers ``/healthz``; yield the port."""
-    port = _free_port()
-    with log.open("w") as out:
-        process = subprocess.Popen(  # noqa: S603 - our own interpreter and modules
-            [*argv, "--port", str(port)], cwd=REPO_ROOT, env=env, stdout=out, stderr=out
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"{argv} exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{argv} did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.1)
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _hub_env(db_url: str, workdir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env.update(
-        HUB_DATABASE_URL=db_url,
-        HUB_ENCRYPTION_KEYS=f"t1:{TEST_KEY}",
-        HUB_ACTIVE_KEY_ID="t1",
-        HUB_API_KEY_PEPPER=TEST_PEPPER,
-        HUB_DATA_DIR=str(workdir / "data"),
-        PYTHONPATH=str(REPO_ROOT),
-    )
-    return env
-
-
 @dataclass
 class Row:
     results: list[LoadResult]
@@ -200,7 +141,7 @@ def _print_table(title: str, rows: dict[str, dict[str, Row]]) -> None:
 def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> None:
     """Alternate bare, hub (and the hub with two workers) on each case, ``ROUNDS`` times."""
     cases = asyncio.run(_seed(db_url))
-    env = _hub_env(db_url, workdir)
+    env = hub_env(db_url, workdir)
     hub_argv = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
     servers = {
         "bare": [sys.executable, "-m", "bench._bare"],
@@ -210,7 +151,7 @@ def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> 
     rows = {c.name: {name: Row([]) for name in servers} for c in cases}
     with contextlib.ExitStack() as stack:
         ports = {
-            name: stack.enter_context(_served(argv, env, workdir / f"{label}-{name}.log"))
+            name: stack.enter_context(served(argv, env, workdir / f"{label}-{name}.log"))
             for name, argv in servers.items()
         }
         for _ in range(ROUNDS):

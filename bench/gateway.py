@@ -1,0 +1,265 @@
+"""The data plane's cost: ``tools/call`` through the hub's endpoint vs the same SDK client direct.
+
+One official SDK server (``tests.peers.sdk_server``, stateless, JSON answers) serves ``echo`` and
+``approve_me``, both echoing their arguments. For each backend — SQLite (a file) and PostgreSQL
+(database ``hub_bench``, emptied and migrated; skipped when unreachable) — a ``hub serve``
+subprocess gets a tenant, an agent and a deployment of that server (``echo`` allowed without
+asking, ``approve_me`` behind ``ask``), with the ``tool_call`` rate limit off. Then, in both eras
+(the SDK client's ``mode="auto"``, 2026-07-28, and ``mode="legacy"``, the handshake era), one
+long-lived SDK client per path makes sequential calls, hub and direct interleaved so machine noise
+falls on both:
+
+- **allow** — ``echo`` through the hub vs ``echo`` direct;
+- **ask, approved** — before each timed call, the same call is made once untimed (it files a
+  pending approval), a tenant admin approves it over REST, and the timed call consumes the
+  approval and runs: the cost of an approved call, against ``echo`` direct.
+
+Printed per row: p50 and p99 of the calls, the ratio of the p50s (hub / direct) and the p50
+overhead in ms. Then throughput with ``CLIENTS`` concurrent SDK clients (allow, 2026-07-28) and
+the protocol layer alone: the hub's own dispatcher (:mod:`bench._echo_dispatcher`, no database,
+no upstream) vs the SDK server, the same echo tool, both eras — the measurement behind serving
+the endpoint with our dispatcher rather than the SDK's server (docs/decisions.md). A report, not a
+test: ``python -m bench gateway``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench._peer import start_sdk_peer
+from bench._serving import hub_env, served
+from hub.core.db import Database
+from hub.core.migrations import upgrade
+from tests.gateway.support import Deployed, Upstream, deploy, rpc
+from tests.support.databases import fresh_postgres
+
+PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/hub_bench"
+WARMUP = 20
+ROUNDS = 300
+ASK_ROUNDS = 100
+CLIENTS = 8
+THROUGHPUT_SECONDS = 4.0
+ERAS = {"2026-07-28": "auto", "2025-11-25": "legacy"}
+TOOLS = [
+    {
+        "name": name,
+        "description": "Returns its arguments.",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    }
+    for name in ("echo", "approve_me")
+]
+
+Call = Callable[[], Awaitable[None]]
+
+
+@dataclass
+class Samples:
+    times: list[float] = field(default_factory=list)
+
+    def quantile(self, q: float) -> float:
+        ordered = sorted(self.times)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.times)
+
+
+@contextlib.asynccontextmanager
+async def sdk_session(
+    url: str, mode: str, headers: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    """One long-lived official SDK client on ``url`` (its own pooled HTTP client)."""
+    async with httpx2.AsyncClient(headers=headers or {}, timeout=30) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode=mode, cache=None) as client:  # type: ignore[arg-type]
+            yield client
+
+
+def calling(client: Client, name: str, arguments: dict[str, Any]) -> Call:
+    async def call() -> None:
+        done = await client.call_tool(name, arguments)
+        if done.is_error:
+            raise RuntimeError(f"{name}: {done.content}")
+
+    return call
+
+
+async def timed(call: Call) -> float:
+    start = time.perf_counter()
+    await call()
+    return time.perf_counter() - start
+
+
+async def interleaved(hub: Call, direct: Call, rounds: int) -> tuple[Samples, Samples]:
+    for _ in range(WARMUP):
+        await hub()
+        await direct()
+    hub_samples, direct_samples = Samples(), Samples()
+    for i in range(rounds):
+        pair = [(hub, hub_samples), (direct, direct_samples)]
+        for call, samples in pair if i % 2 else reversed(pair):
+            samples.times.append(await timed(call))
+    return hub_samples, direct_samples
+
+
+def row(era: str, case: str, path: str, samples: Samples, base: Samples | None) -> None:
+    ratio = "" if base is None else f"{samples.p50 / base.p50:.2f}x"
+    extra = "" if base is None else f"{(samples.p50 - base.p50) * 1000:+.2f}"
+    print(
+        f"{era:<11} {case:<14} {path:<8} {samples.p50 * 1000:>8.2f} "
+        f"{samples.quantile(0.99) * 1000:>8.2f} {ratio:>7} {extra:>9}"
+    )
+
+
+def header() -> None:
+    columns = f"{'p50 ms':>8} {'p99 ms':>8} {'ratio':>7} {'+p50 ms':>9}"
+    print(f"{'era':<11} {'case':<14} {'path':<8} {columns}")
+
+
+async def approved_call(
+    http: httpx2.AsyncClient, deployed: Deployed, client: Client, i: int
+) -> Call:
+    """The ``i``-th ask call made ready: filed untimed, approved over REST; the call to time."""
+    arguments = {"text": f"approved-{i}"}
+    filed = await rpc(
+        http, deployed, "tools/call", {"name": "peer__approve_me", "arguments": arguments}
+    )
+    approval = filed.json()["result"]["_meta"]["io.mcphub/approval"]["id"]
+    decided = await http.post(
+        deployed.setup.url("approvals", approval, "decision"),
+        json={"decision": "approve"},
+        headers=deployed.setup.admin.headers,
+    )
+    if decided.status_code != 200:
+        raise RuntimeError(f"approve: {decided.status_code} {decided.text}")
+    return calling(client, "peer__approve_me", arguments)
+
+
+async def ask_rounds(
+    http: httpx2.AsyncClient, deployed: Deployed, hub: Client, direct: Call
+) -> tuple[Samples, Samples]:
+    hub_samples, direct_samples = Samples(), Samples()
+    for i in range(ASK_ROUNDS):
+        ready = await approved_call(http, deployed, hub, i)
+        hub_samples.times.append(await timed(ready))
+        direct_samples.times.append(await timed(direct))
+    return hub_samples, direct_samples
+
+
+async def throughput(url: str, headers: dict[str, str] | None) -> float:
+    """Calls per second from ``CLIENTS`` concurrent SDK clients (2026-07-28), closed loop."""
+    counts = [0] * CLIENTS
+
+    async def one(index: int) -> None:
+        async with sdk_session(url, "auto", headers) as client:
+            call = calling(client, "echo" if headers is None else "peer__echo", {"text": "x"})
+            for _ in range(WARMUP):
+                await call()
+            until = time.perf_counter() + THROUGHPUT_SECONDS
+            while time.perf_counter() < until:
+                await call()
+                counts[index] += 1
+
+    await asyncio.gather(*(one(i) for i in range(CLIENTS)))
+    return sum(counts) / THROUGHPUT_SECONDS
+
+
+async def bench_hub(port: int, peer_url: str, db_url: str) -> None:
+    base = f"http://127.0.0.1:{port}"
+    db = Database.from_url(db_url)
+    try:
+        async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
+            deployed = await deploy(
+                http, db, [Upstream("peer", peer_url, allow_without_ask=["echo"])]
+            )
+            header()
+            for era, mode in ERAS.items():
+                async with (
+                    sdk_session(base + deployed.url, mode, deployed.headers) as hub,
+                    sdk_session(peer_url, mode) as direct,
+                ):
+                    direct_echo = calling(direct, "echo", {"text": "x"})
+                    hub_s, direct_s = await interleaved(
+                        calling(hub, "peer__echo", {"text": "x"}), direct_echo, ROUNDS
+                    )
+                    row(era, "allow", "direct", direct_s, None)
+                    row(era, "allow", "hub", hub_s, direct_s)
+                    ask_s, ask_direct = await ask_rounds(http, deployed, hub, direct_echo)
+                    row(era, "ask, approved", "direct", ask_direct, None)
+                    row(era, "ask, approved", "hub", ask_s, ask_direct)
+            hub_rate = await throughput(base + deployed.url, deployed.headers)
+            direct_rate = await throughput(peer_url, None)
+            print(
+                f"throughput, {CLIENTS} clients (allow, 2026-07-28): hub {hub_rate:,.0f} calls/s, "
+                f"direct {direct_rate:,.0f} calls/s ({hub_rate / direct_rate:.2f}x)"
+            )
+    finally:
+        await db.dispose()
+
+
+async def bench_protocol(dispatcher_url: str, peer_url: str) -> None:
+    print("protocol layer alone: the same echo tool, SDK client, no database, no upstream")
+    header()
+    for era, mode in ERAS.items():
+        async with (
+            sdk_session(dispatcher_url, mode) as ours,
+            sdk_session(peer_url, mode) as theirs,
+        ):
+            ours_s, theirs_s = await interleaved(
+                calling(ours, "echo", {"text": "x"}),
+                calling(theirs, "echo", {"text": "x"}),
+                ROUNDS,
+            )
+        row(era, "echo", "sdk", theirs_s, None)
+        row(era, "echo", "hub's", ours_s, theirs_s)
+
+
+def backend(label: str, db_url: str, workdir: Path, peer_url: str) -> None:
+    env = hub_env(db_url, workdir)
+    env.update(HUB_ALLOW_LOOPBACK="true", HUB_RATE_LIMITS="tool_call=off,rest=off")
+    env.update(HUB_APPROVAL_WAIT_S="0", HUB_LOG_LEVEL="WARNING")
+    argv = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
+    with served(argv, env, workdir / f"{label}-hub.log") as port:
+        print(f"{label}: {ROUNDS} interleaved calls per era ({ASK_ROUNDS} for ask)")
+        asyncio.run(bench_hub(port, peer_url, db_url))
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        peer, peer_url = start_sdk_peer(workdir, TOOLS, mode="stateless-json", page_size=50)
+        try:
+            echo = [sys.executable, "-m", "bench._echo_dispatcher"]
+            with served(echo, hub_env("", workdir), workdir / "echo.log") as port:
+                asyncio.run(bench_protocol(f"http://127.0.0.1:{port}/mcp", peer_url))
+            sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+            upgrade(sqlite_url)
+            backend("SQLite (file)", sqlite_url, workdir, peer_url)
+            try:
+                fresh_postgres(PG_URL)
+            except (OSError, TimeoutError) as exc:
+                print(f"PostgreSQL: skipped, {PG_URL} unreachable ({type(exc).__name__})")
+                return
+            upgrade(PG_URL)
+            backend("PostgreSQL", PG_URL, workdir, peer_url)
+        finally:
+            peer.terminate()
+            peer.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
