@@ -85,7 +85,7 @@ async def sdk_session(
     """One long-lived official SDK client on ``url`` (its own pooled HTTP client)."""
     async with httpx2.AsyncClient(headers=headers or {}, timeout=30) as http:
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode=mode, cache=None) as client:  # type: ignore[arg-type]
+        async with Client(transport, mode=mode, cache=None) as client:
             yield client
 
 
