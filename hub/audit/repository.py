@@ -8,8 +8,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import Select, insert, select, update
+from sqlalchemy import Select, Table, bindparam, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,10 +60,23 @@ def _chain(tenant_id: TenantId | None) -> Select[AuditEvent]:
     return scoped(AuditEvent, tenant_id)
 
 
-def _head_query(chain: str) -> Select[int, str, uuid.UUID | None]:
-    return select(AuditChainHead.seq, AuditChainHead.last_hash, AuditChainHead.last_id).where(
-        AuditChainHead.chain == chain
+# Built once: every audited write runs these (a tool call is one), and building a statement
+# costs more than running a cached one.
+_HEAD = select(AuditChainHead.seq, AuditChainHead.last_hash, AuditChainHead.last_id).where(
+    AuditChainHead.chain == bindparam("chain")
+)
+_HEAD_FOR_UPDATE = _HEAD.with_for_update()
+_HEADS = cast(Table, AuditChainHead.__table__)
+_EVENTS = cast(Table, AuditEvent.__table__)
+_MOVE_HEAD = (
+    update(_HEADS)
+    .where(_HEADS.c.chain == bindparam("b_chain"))
+    .values(
+        seq=bindparam("b_seq"), last_id=bindparam("b_last_id"), last_hash=bindparam("b_last_hash")
     )
+)
+_INSERT_EVENT = insert(_EVENTS)
+_EVENT_COLUMNS = tuple(column.key for column in _EVENTS.columns)
 
 
 async def lock_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
@@ -73,8 +87,8 @@ async def lock_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
     already excludes every other writer, so the plain read is the latest head.
     """
     chain = chain_key(tenant_id)
-    query = _head_query(chain).with_for_update()
-    row = (await session.execute(query)).first()
+    params = {"chain": chain}
+    row = (await session.execute(_HEAD_FOR_UPDATE, params)).first()
     if row is None:
         values = {
             "chain": chain,
@@ -88,31 +102,24 @@ async def lock_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
         dialect = session.get_bind().dialect.name
         stmt = (pg_insert if dialect == "postgresql" else sqlite_insert)(AuditChainHead)
         await session.execute(stmt.values(**values).on_conflict_do_nothing())
-        row = (await session.execute(query)).one()
+        row = (await session.execute(_HEAD_FOR_UPDATE, params)).one()
     return Head(row.seq, row.last_hash, row.last_id)
 
 
 async def move_head(
     session: AsyncSession, tenant_id: TenantId | None, seq: int, last_id: uuid.UUID, last_hash: str
 ) -> None:
-    await session.execute(
-        update(AuditChainHead)
-        .where(AuditChainHead.chain == chain_key(tenant_id))
-        .values(seq=seq, last_id=last_id, last_hash=last_hash)
-    )
+    params = {"b_chain": chain_key(tenant_id), "b_seq": seq, "b_last_id": last_id}
+    await session.execute(_MOVE_HEAD, {**params, "b_last_hash": last_hash})
 
 
 async def read_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
-    row = (await session.execute(_head_query(chain_key(tenant_id)))).first()
+    row = (await session.execute(_HEAD, {"chain": chain_key(tenant_id)})).first()
     return Head(0, GENESIS, None) if row is None else Head(row.seq, row.last_hash, row.last_id)
 
 
 async def insert_event(session: AsyncSession, event: AuditEvent) -> None:
-    await session.execute(
-        insert(AuditEvent).values(
-            {column.key: getattr(event, column.key) for column in AuditEvent.__table__.columns}
-        )
-    )
+    await session.execute(_INSERT_EVENT, {key: getattr(event, key) for key in _EVENT_COLUMNS})
 
 
 def _filtered(tenant_id: TenantId | None, filters: AuditFilters) -> Select[AuditEvent]:

@@ -4,15 +4,54 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import Row, and_, bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TenantId, scoped
-from hub.models import Deployment, DeploymentEntry
+from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, tenant_params
+from hub.models import Deployment, DeploymentEntry, Server
 
-__all__ = ["delete_entries", "entries_of", "get_deployment", "list_deployments"]
+#: one row of :data:`_VIEW_ROWS` (plain columns, read by name)
+ViewRow = Row[*tuple[Any, ...]]
+
+__all__ = [
+    "ViewRow",
+    "delete_entries",
+    "entries_of",
+    "get_deployment",
+    "list_deployments",
+    "view_rows",
+]
+
+_D, _E, _S = Deployment.__table__.c, DeploymentEntry.__table__.c, Server.__table__.c
+#: A deployment with its entries and their servers in one statement, plain columns (the
+#: gateway reads it on every call): one row per entry in order, or one row of NULL entry columns
+#: for a deployment without entries. Every table is joined on the tenant as well as the id.
+_VIEW_ROWS = (
+    select(
+        _D.agent_id,
+        _E.catalog_id,
+        _E.allow_without_ask,
+        _E.arguments,
+        _E.tool_names,
+        _S.id.label("server_id"),
+        _S.handle,
+        _S.created_at,
+        _S.url,
+        _S.credential_id,
+        _S.era,
+    )
+    .select_from(
+        Deployment.__table__.outerjoin(
+            DeploymentEntry.__table__,
+            and_(_E.tenant_id == _D.tenant_id, _E.deployment_id == _D.id),
+        ).outerjoin(Server.__table__, and_(_S.tenant_id == _E.tenant_id, _S.id == _E.server_id))
+    )
+    .where(_D.tenant_id == bindparam(TENANT_PARAM), _D.id == bindparam("deployment_id"))
+    .order_by(_E.position)
+)
 
 
 async def get_deployment(
@@ -54,3 +93,11 @@ async def delete_entries(
         )
         .execution_options(synchronize_session=False)
     )
+
+
+async def view_rows(
+    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+) -> Sequence[ViewRow]:
+    """The rows of :data:`_VIEW_ROWS` for one deployment (none when it does not exist)."""
+    params = tenant_params(tenant_id, deployment_id=deployment_id)
+    return (await session.execute(_VIEW_ROWS, params)).all()

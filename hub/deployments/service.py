@@ -22,6 +22,7 @@ from hub.core.errors import BadRequest, NotFound
 from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.deployments import repository
+from hub.deployments.repository import ViewRow
 from hub.deployments.schemas import DeploymentCreate, DeploymentUpdate, EntryIn
 from hub.deployments.wirenames import plain_name_problem
 from hub.models import Catalog, Deployment, DeploymentEntry, Server
@@ -32,12 +33,12 @@ __all__ = [
     "ResolvedEntry",
     "create_deployment",
     "delete_deployment",
-    "entry_rows",
     "get_deployment",
     "get_deployment_or_none",
     "list_deployments",
     "resolved_entries",
     "update_deployment",
+    "view_rows",
 ]
 
 
@@ -182,14 +183,15 @@ async def delete_deployment(
     await _audit(session, access, Action.DEPLOYMENT_DELETE, deployment, 0)
 
 
-async def entry_rows(
+async def view_rows(
     session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
-) -> list[tuple[DeploymentEntry, Server]]:
-    """A deployment's entries in order with their server rows (catalogs not loaded: they are
-    immutable, so callers may keep them)."""
-    rows = await repository.entries_of(session, tenant_id, [deployment_id])
-    servers = await servers_service.servers_by_ids(session, tenant_id, [r.server_id for r in rows])
-    return [(row, servers[row.server_id]) for row in rows]
+) -> Sequence[ViewRow]:
+    """A deployment's agent, entries and servers as plain rows, in one query (the gateway's
+    per-call read): ``agent_id``, the entry's ``catalog_id``, ``allow_without_ask``,
+    ``arguments``, ``tool_names`` and the server's ``server_id``, ``handle``, ``created_at``,
+    ``url``, ``credential_id``, ``era`` — no rows for an unknown deployment, one row with no entry
+    (``catalog_id`` None) for a deployment without entries."""
+    return await repository.view_rows(session, tenant_id, deployment_id)
 
 
 async def resolved_entries(

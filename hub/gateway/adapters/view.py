@@ -1,8 +1,8 @@
 """A deployment as the in-hub gateway sees it: its :class:`DeploymentView`, built per request.
 
-Each request reads the deployment's entries and their servers (two small queries: URLs,
-credentials and options can change at any moment, and a change must apply on the next call on
-every replica). Catalogs are immutable, so their tools are kept in memory by id; and the view
+Each request reads the deployment, its entries and their servers (one query of plain columns:
+URLs, credentials and options can change at any moment, and a change must apply on the next call
+on every replica). Catalogs are immutable, so their tools are kept in memory by id; and the view
 itself — wire names, per-tool hashes and options — is kept by a signature of everything it is
 computed from, so an unchanged deployment costs no recomputation.
 """
@@ -70,35 +70,34 @@ class ViewLoader:
     async def load(
         self, session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
     ) -> DeploymentView | None:
-        deployment = await deployments_service.get_deployment_or_none(
-            session, tenant_id, deployment_id
-        )
-        if deployment is None:
+        found = await deployments_service.view_rows(session, tenant_id, deployment_id)
+        if not found:
             return None
-        rows = await deployments_service.entry_rows(session, tenant_id, deployment_id)
+        agent_id = found[0].agent_id
+        rows = [(r, r) for r in found if r.catalog_id is not None]  # (entry, server) columns
         signature = (
-            deployment.id,
-            deployment.agent_id,
+            deployment_id,
+            agent_id,
             tuple(
                 (
-                    e.catalog_id,
-                    tuple(e.allow_without_ask),
-                    e.arguments,
-                    e.tool_names,
-                    s.id,
-                    s.handle,
-                    s.created_at,
-                    s.url,
-                    s.credential_id,
-                    s.era,
+                    r.catalog_id,
+                    tuple(r.allow_without_ask),
+                    r.arguments,
+                    r.tool_names,
+                    r.server_id,
+                    r.handle,
+                    r.created_at,
+                    r.url,
+                    r.credential_id,
+                    r.era,
                 )
-                for e, s in rows
+                for r, _ in rows
             ),
         )
         view: DeploymentView | None = self._views.get(signature)
         if view is None:
             catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
-            view = _build(tenant_id, deployment.id, deployment.agent_id, rows, catalogs)
+            view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
             self._views.put(signature, view)
         return view
 
@@ -121,7 +120,7 @@ def _build(
     for (entry, server), catalog in pairs:
         servers[server.handle] = ServerEntry(
             handle=server.handle,
-            server_id=server.id,
+            server_id=server.server_id,
             url=server.url,
             credential_id=server.credential_id,
             era=server.era,
