@@ -24,7 +24,9 @@ class ApprovalRead(BaseModel):
     tool: str
     wire_name: str
     grant_key: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | None = Field(
+        description="The call's exact arguments; null once their key has left the keyring"
+    )
     arguments_sha256: str
     tool_sha256: str
     catalog_version: int

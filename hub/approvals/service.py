@@ -39,7 +39,7 @@ from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
-from hub.core.crypto import Keyring, Sealed
+from hub.core.crypto import CredentialUnavailable, Keyring, Sealed
 from hub.core.db import Database
 from hub.core.errors import Conflict, Forbidden, NotFound
 from hub.core.pagination import Page, PageParams
@@ -92,11 +92,18 @@ def approval_aad(tenant_id: uuid.UUID, approval_id: uuid.UUID) -> bytes:
     return b"".join((AAD_PREFIX, tenant_id.bytes, approval_id.bytes))
 
 
-def _arguments_of(keyring: Keyring, row: Approval) -> dict[str, Any]:
+def _arguments_of(keyring: Keyring, row: Approval) -> dict[str, Any] | None:
+    """The call's arguments, or None when their key has left the keyring: approvals live minutes
+    (``HUB_APPROVAL_TTL_S`` + ``HUB_APPROVAL_USE_S``), so ``hub crypto rotate`` does not rewrap
+    them; an old row stays readable, without its arguments (README, "Rotate keys")."""
     sealed = Sealed(
         row.arguments_key_id, bytes(row.arguments_nonce), bytes(row.arguments_ciphertext)
     )
-    value: dict[str, Any] = json.loads(keyring.decrypt(sealed, approval_aad(row.tenant_id, row.id)))
+    try:
+        plain = keyring.decrypt(sealed, approval_aad(row.tenant_id, row.id))
+    except CredentialUnavailable:
+        return None
+    value: dict[str, Any] = json.loads(plain)
     return value
 
 
@@ -284,6 +291,8 @@ async def decide_approval(
     approve = data.decision == "approve"
     if approve:  # no approving what one could not grant
         await access.require(row.grant_key, "call")
+    if approve and _arguments_of(ctx.keyring, row) is None:
+        raise Conflict("the call's arguments cannot be read (their key left the keyring)")
     now = clock.now()
     decided = await repository.decide(
         session,

@@ -9,12 +9,15 @@ and approving needs the tool's ``call``; the wait sees a decision made through a
 from __future__ import annotations
 
 import asyncio
+import base64
+import os
 import time
 from typing import Any
 
 import httpx2
 import pytest
 from fastapi import FastAPI
+from pydantic import SecretStr
 
 from hub.app import create_app
 from hub.core.db import Database
@@ -299,6 +302,43 @@ async def test_the_approval_shows_the_exact_arguments(
     [row] = await audit_events(database, action="tool.call")
     assert "ünïcode" not in str(row.details)  # the audit keeps a hash, never the values
     assert row.details["arguments_sha256"] == got["arguments_sha256"]
+
+
+async def test_an_approval_whose_key_left_the_keyring_reads_without_arguments(
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+    db_url: str,
+) -> None:
+    """Approvals are not rewrapped by ``hub crypto rotate`` (they live minutes): once their key
+    is gone from the ring the row still reads, with ``arguments: null``, and cannot be approved
+    blind (409) — only denied."""
+    deployed, _peer = await _deployed(client, database, handmade_peer)
+    approval = _pending_id(await _call(client, deployed, "echo", "rotated away"))
+    fresh_key = base64.b64encode(os.urandom(32)).decode()
+    rotated = make_settings(
+        db_url,
+        allow_loopback=True,
+        encryption_keys=SecretStr(f"t2:{fresh_key}"),
+        active_key_id="t2",
+    )
+    app = create_app(rotated, database=database)
+    admin = deployed.setup.admin.headers
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app), base_url="http://hub.test"
+        ) as b,
+    ):
+        got = await b.get(deployed.setup.url("approvals", approval), headers=admin)
+        assert got.status_code == 200
+        assert got.json()["data"]["arguments"] is None
+        listed = await b.get(deployed.setup.url("approvals"), headers=admin)
+        assert [a["arguments"] for a in listed.json()["data"]] == [None]
+        refused = await _decide(b, deployed, approval, "approve")
+        assert refused.status_code == 409
+        assert "rotated away" not in refused.text
+        assert (await _decide(b, deployed, approval, "deny")).status_code == 200
 
 
 async def test_the_wait_sees_a_decision_made_on_another_replica(

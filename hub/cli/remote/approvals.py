@@ -93,8 +93,12 @@ def show_approval(
             r.out.json(found)
             return
         r.out.record(found, DETAIL)
-        typer.echo("arguments (exactly as they would be forwarded):")
-        typer.echo(json.dumps(found.get("arguments"), indent=2, ensure_ascii=True, sort_keys=True))
+        arguments = found.get("arguments")
+        if arguments is None:
+            typer.echo("arguments: unreadable (their encryption key has left the hub's keyring)")
+        else:
+            typer.echo("arguments (exactly as they would be forwarded):")
+            typer.echo(json.dumps(arguments, indent=2, ensure_ascii=True, sort_keys=True))
 
 
 def _decide(r: Remote, approval: str, decision: str, note: str | None) -> None:
