@@ -55,7 +55,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -71,6 +71,7 @@ __all__ = [
     "Keyring",
     "Sealed",
     "credential_aad",
+    "rewrapped_columns",
     "row_aad",
 ]
 
@@ -311,3 +312,27 @@ def _resolve_active(active_key_id: str | None, key_ids: tuple[str, ...]) -> str:
     if active not in key_ids:
         _refuse(f"{_ACTIVE_VAR} {active!r} is not in {_KEYS_VAR} (key ids: {', '.join(key_ids)})")
     return active
+
+
+def rewrapped_columns(
+    keyring: Keyring, row: Any, prefix: bytes, fields: tuple[str, ...]
+) -> dict[str, Any]:
+    """The sealed columns (``<field>_key_id``, ``_nonce``, ``_ciphertext``) of ``row`` that are
+    not under the active key, rewrapped under it with the same AAD and a fresh nonce (key
+    rotation, for every table with sealed fields). Raises :class:`CredentialUnavailable` for a
+    field whose key is not in the ring."""
+    values: dict[str, Any] = {}
+    for field in fields:
+        key_id = getattr(row, f"{field}_key_id")
+        if key_id is None or key_id == keyring.active_key_id:
+            continue
+        sealed = Sealed(
+            key_id=key_id,
+            nonce=bytes(getattr(row, f"{field}_nonce")),
+            ciphertext=bytes(getattr(row, f"{field}_ciphertext")),
+        )
+        fresh = keyring.rewrap(sealed, row_aad(prefix, row.tenant_id, row.id, field))
+        values[f"{field}_key_id"] = fresh.key_id
+        values[f"{field}_nonce"] = fresh.nonce
+        values[f"{field}_ciphertext"] = fresh.ciphertext
+    return values

@@ -15,12 +15,10 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from hub.core.crypto import CredentialUnavailable, Keyring, Sealed, credential_aad
+from hub.core.crypto import AAD_PREFIX, CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
 from hub.credentials import repository
-from hub.models import Credential
 from hub.models.credential import ENCRYPTED_FIELDS
 
 __all__ = ["RotationReport", "remaining_by_key_id", "rotate_credentials"]
@@ -31,24 +29,6 @@ class RotationReport:
     rewrapped_rows: int
     remaining: dict[str, int]  # key id -> fields still under it (the active key excluded)
     unusable_rows: int = 0  # rows whose fields do not decrypt (a key missing from the ring)
-
-
-def _rewrapped_columns(keyring: Keyring, row: Credential) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for field in ENCRYPTED_FIELDS:
-        key_id = getattr(row, f"{field}_key_id")
-        if key_id is None or key_id == keyring.active_key_id:
-            continue
-        sealed = Sealed(
-            key_id=key_id,
-            nonce=bytes(getattr(row, f"{field}_nonce")),
-            ciphertext=bytes(getattr(row, f"{field}_ciphertext")),
-        )
-        fresh = keyring.rewrap(sealed, credential_aad(row.tenant_id, row.id, field))
-        values[f"{field}_key_id"] = fresh.key_id
-        values[f"{field}_nonce"] = fresh.nonce
-        values[f"{field}_ciphertext"] = fresh.ciphertext
-    return values
 
 
 async def remaining_by_key_id(db: Database, keyring: Keyring) -> dict[str, int]:
@@ -77,7 +57,7 @@ async def rotate_credentials(
             )
             for row in rows:
                 try:
-                    values = _rewrapped_columns(keyring, row)
+                    values = rewrapped_columns(keyring, row, AAD_PREFIX, ENCRYPTED_FIELDS)
                 except CredentialUnavailable:
                     unusable.add(row.id)  # reported, never retried in this run
                     continue

@@ -37,6 +37,7 @@ __all__ = [
     "revoke_credential",
     "sealed_columns",
     "update_credential",
+    "update_if_version",
 ]
 
 
@@ -61,6 +62,21 @@ def sealed_columns(
         f"{field}_nonce": sealed.nonce,
         f"{field}_ciphertext": sealed.ciphertext,
     }
+
+
+async def update_if_version(
+    session: AsyncSession,
+    tenant_id: TenantId,
+    credential_id: uuid.UUID,
+    expected_version: int,
+    values: dict[str, Any],
+) -> bool:
+    """Apply ``values`` (already sealed columns) and bump ``version``, only if the row still has
+    ``expected_version``: the compare-and-swap every rewrite of a credential goes through (an
+    OAuth re-authorisation in place too)."""
+    return await repository.compare_and_swap(
+        session, tenant_id, credential_id, expected_version, values
+    )
 
 
 def _cleared(field: str) -> dict[str, Any]:

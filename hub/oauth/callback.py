@@ -38,7 +38,7 @@ from hub.core.db import Database
 from hub.core.errors import OAuthFailed
 from hub.core.logging import current_request_id
 from hub.core.tenancy import TenantId, system_scope
-from hub.credentials.service import sealed_columns
+from hub.credentials.service import sealed_columns, update_if_version
 from hub.egress import EgressError, origin_of
 from hub.models import Credential, OAuthAuthorization
 from hub.oauth import repository
@@ -183,7 +183,7 @@ async def _store(
                 raise failure("state_invalid")
             credential_id = current.id
             values = _token_values(ctx, row, credential_id, tokens, client_secret)
-            if not await repository.update_credential_versioned(
+            if not await update_if_version(
                 session, tenant_id, credential_id, current.version, values
             ):
                 raise failure("state_invalid")

@@ -36,7 +36,6 @@ __all__ = [
     "lock_due_all_tenants",
     "lock_to_rewrap_all_tenants",
     "update_credential",
-    "update_credential_versioned",
     "update_sealed",
     "write_by_holder",
 ]
@@ -179,27 +178,6 @@ async def write_by_holder(
             Credential.refresh_lease_holder == holder,
         )
         .values(**values, refresh_lease_until=None, refresh_lease_holder=None)
-        .execution_options(synchronize_session=False)
-    )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
-
-
-async def update_credential_versioned(
-    session: AsyncSession,
-    tenant_id: TenantId,
-    credential_id: uuid.UUID,
-    expected_version: int,
-    values: dict[str, Any],
-) -> bool:
-    """A re-authorisation in place: compare-and-swap on ``version``, which it bumps."""
-    result = await session.execute(
-        update(Credential)
-        .where(
-            Credential.tenant_id == tenant_id.value,
-            Credential.id == credential_id,
-            Credential.version == expected_version,
-        )
-        .values(**values, version=Credential.version + 1)
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from hub.core.crypto import CredentialUnavailable, Keyring, Sealed, row_aad
+from hub.core.crypto import CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
 from hub.models import OAuthAuthorization, OAuthClient
 from hub.oauth import repository
@@ -43,30 +43,6 @@ def keyring_covers_oauth_rows(keyring: Keyring) -> Callable[[Database], Awaitabl
     return check
 
 
-def _rewrapped(
-    keyring: Keyring, row: Any, prefix: bytes, fields: tuple[str, ...]
-) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for field in fields:
-        key_id = getattr(row, f"{field}_key_id")
-        if key_id is None or key_id == keyring.active_key_id:
-            continue
-        sealed = Sealed(
-            key_id=key_id,
-            nonce=bytes(getattr(row, f"{field}_nonce")),
-            ciphertext=bytes(getattr(row, f"{field}_ciphertext")),
-        )
-        fresh = keyring.rewrap(sealed, row_aad(prefix, row.tenant_id, row.id, field))
-        values.update(
-            {
-                f"{field}_key_id": fresh.key_id,
-                f"{field}_nonce": fresh.nonce,
-                f"{field}_ciphertext": fresh.ciphertext,
-            }
-        )
-    return values
-
-
 async def rotate_oauth_fields(db: Database, keyring: Keyring, *, batch_size: int = 200) -> int:
     """Rewrap every OAuth field not under the active key; the rows rewrapped (rows that do not
     decrypt are skipped: ``/readyz`` names their key)."""
@@ -80,7 +56,7 @@ async def rotate_oauth_fields(db: Database, keyring: Keyring, *, batch_size: int
                 )
                 for row in rows:
                     try:
-                        values = _rewrapped(keyring, row, prefix, fields)
+                        values = rewrapped_columns(keyring, row, prefix, fields)
                     except CredentialUnavailable:
                         skip.add(row.id)
                         continue
