@@ -189,8 +189,10 @@ async def view_rows(
     """A deployment's agent, entries and servers as plain rows, in one query (the gateway's
     per-call read): ``agent_id``, the entry's ``catalog_id``, ``allow_without_ask``,
     ``arguments``, ``tool_names`` and the server's ``server_id``, ``handle``, ``created_at``,
-    ``url``, ``credential_id``, ``era`` — no rows for an unknown deployment, one row with no entry
-    (``catalog_id`` None) for a deployment without entries."""
+    ``url``, ``credential_id``, ``era``, and the pinned version's drift marks ``drift`` (``{tool
+    name: diff}`` or None; a tool is ``drifted`` when it is a key) and ``drift_at`` — no rows
+    for an unknown deployment, one row with no entry (``catalog_id`` None) for a deployment
+    without entries."""
     return await repository.view_rows(session, tenant_id, deployment_id)
 
 
