@@ -19,6 +19,7 @@ ViewRow = Row[*tuple[Any, ...]]
 __all__ = [
     "ViewRow",
     "delete_entries",
+    "drift_marks",
     "entries_of",
     "get_deployment",
     "list_deployments",
@@ -112,3 +113,14 @@ async def view_rows(
     """The rows of :data:`_VIEW_ROWS` for one deployment (none when it does not exist)."""
     params = tenant_params(tenant_id, deployment_id=deployment_id)
     return (await session.execute(_VIEW_ROWS, params)).all()
+
+
+async def drift_marks(
+    session: AsyncSession, tenant_id: TenantId, catalog_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """The drift marks (``{tool name: diff}``) of these catalog versions that have any."""
+    if not catalog_ids:
+        return {}
+    query = scoped(CatalogDrift, tenant_id).where(CatalogDrift.catalog_id.in_(list(catalog_ids)))
+    rows = (await session.execute(query)).scalars().all()
+    return {row.catalog_id: dict(row.tools) for row in rows}

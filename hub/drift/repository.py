@@ -17,7 +17,6 @@ from hub.models import Catalog, CatalogDrift, DeploymentEntry, Server, ServerPro
 __all__ = [
     "catalog_drift",
     "deployments_pinning",
-    "drift_of_catalogs",
     "due_servers",
     "forget_drift",
     "get_probe",
@@ -93,15 +92,6 @@ async def catalog_drift(
 ) -> CatalogDrift | None:
     query = scoped(CatalogDrift, tenant_id).where(CatalogDrift.catalog_id == catalog_id)
     return (await session.execute(query)).scalar_one_or_none()
-
-
-async def drift_of_catalogs(
-    session: AsyncSession, tenant_id: TenantId, catalog_ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, CatalogDrift]:
-    if not catalog_ids:
-        return {}
-    query = scoped(CatalogDrift, tenant_id).where(CatalogDrift.catalog_id.in_(list(catalog_ids)))
-    return {row.catalog_id: row for row in (await session.execute(query)).scalars().all()}
 
 
 async def forget_drift(

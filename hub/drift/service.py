@@ -24,13 +24,11 @@ async def deployment_drift(
     entries = (await deployments_service.resolved_entries(session, tenant_id, [deployment]))[
         deployment.id
     ]
-    marks = await repository.drift_of_catalogs(session, tenant_id, [e.catalog.id for e in entries])
     tools: list[DriftedTool] = []
     servers: list[ServerProbeRead] = []
     for e in entries:
         handle = e.server.handle
-        found = marks.get(e.catalog.id)
-        for name, mark in sorted((found.tools if found is not None else {}).items()):
+        for name, mark in sorted(e.drift.items()):
             tools.append(
                 DriftedTool(
                     server=handle,

@@ -24,11 +24,15 @@ from hub.core.db import Database
 from hub.core.jobs import JobRegistry
 from hub.core.metrics import Metrics
 from hub.core.workers import WorkerRunner
+from hub.deployments import service as deployments_service
+from hub.gateway.adapters.view import ViewLoader
+from hub.gateway.engine.model import DeploymentView
 from hub.models import CatalogDrift, ServerProbe
 from tests.conftest import ClockControl
 from tests.drift.support import asks, call, drift_of, listed, metric, run_drift, tools_by_name
 from tests.gateway.support import Deployed, Upstream, deploy
 from tests.peers.fixtures import SdkPeer, SdkPeerStarter, default_tools
+from tests.support.factories import scope_of
 from tests.support.stories import audit_events
 
 CANARY = f"CANARY-{uuid.uuid4()}"
@@ -58,6 +62,31 @@ async def _probes(database: Database) -> list[ServerProbe]:
 async def _marks(database: Database) -> list[CatalogDrift]:
     async with database.session(write=False) as session:
         return list((await session.execute(select(CatalogDrift))).scalars().all())
+
+
+async def _view(app: FastAPI, database: Database, deployed: Deployed) -> DeploymentView:
+    tenant_id = scope_of(deployed.setup.tenant_id)
+    async with database.session(write=False) as session:
+        view = (
+            await components_of(app)
+            .get(ViewLoader)
+            .load(session, tenant_id, uuid.UUID(deployed.deployment_id))
+        )
+        entries = await deployments_service.resolved_entries(
+            session,
+            tenant_id,
+            [
+                await deployments_service.get_deployment(
+                    session, tenant_id, uuid.UUID(deployed.deployment_id)
+                )
+            ],
+        )
+    assert view is not None
+    [entry] = entries[uuid.UUID(deployed.deployment_id)]
+    assert {t.name for t in view.tools.values() if t.drifted} == {
+        str(t["name"]) for t in entry.catalog.tools if entry.drifted(str(t["name"]))
+    }
+    return view
 
 
 async def _run_worker_until(app: FastAPI, database: Database, done: Any) -> None:
@@ -166,6 +195,15 @@ async def test_renamed_and_removed_tools_are_drift(
     assert asks(now["up__add"])
     assert asks(now["up__fail"])
     assert not asks(now["up__echo"])
+    view = await _view(app, database, deployed)
+    assert {t.name: t.drifted for t in view.tools.values()} == {
+        "echo": False,
+        "add": True,
+        "delete_record": False,
+        "fail": True,
+        "search_region": False,
+    }
+    assert view.tools["up__add"].drift["renamed_to"] == "add_numbers"  # type: ignore[index]
     kinds = {
         e.details["tool"]: e.details["kind"]
         for e in await audit_events(database, action="catalog.drift")
