@@ -19,6 +19,7 @@ __all__ = [
     "deployments_pinning",
     "due_servers",
     "forget_drift",
+    "forget_unpinned",
     "get_probe",
     "pinned_catalogs",
 ]
@@ -109,4 +110,16 @@ async def forget_drift(
             CatalogDrift.catalog_id.not_in(list(keep)),
         )
         .execution_options(synchronize_session=False)
+    )
+
+
+async def forget_unpinned(session: AsyncSession) -> None:
+    """Drop, in every tenant, the marks of catalog versions no deployment pins any more (a
+    server no deployment references is not probed again, so its marks would otherwise stay)."""
+    pinned = select(DeploymentEntry.catalog_id).where(
+        DeploymentEntry.tenant_id == CatalogDrift.tenant_id,
+        DeploymentEntry.catalog_id == CatalogDrift.catalog_id,
+    )
+    await session.execute(
+        delete(CatalogDrift).where(~pinned.exists()).execution_options(synchronize_session=False)
     )

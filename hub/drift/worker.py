@@ -45,7 +45,8 @@ async def _probe_safely(
 
 
 async def drift_pass(db: Database, watch: DriftWatch, run: JobRun | None = None) -> int:
-    """One pass: probe every due server (in batches); how many probes were made."""
+    """One pass: probe every due server (in batches), then drop the marks of versions nothing
+    pins; how many probes were made."""
     probed = 0
     seen: set[uuid.UUID] = set()
     while run is None or not run.stop.is_set():
@@ -60,6 +61,8 @@ async def drift_pass(db: Database, watch: DriftWatch, run: JobRun | None = None)
             seen.add(server_id)
             await _probe_safely(watch, db, tenant, server_id)
             probed += 1
+    async with db.session(write=True) as session:
+        await repository.forget_unpinned(session)
     return probed
 
 

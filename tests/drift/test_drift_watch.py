@@ -294,3 +294,19 @@ async def test_a_definition_back_to_its_pin_clears_the_mark(
     assert (await drift_of(client, deployed))["tools"] == []
     states = [e.details["state"] for e in await audit_events(database, action="catalog.drift")]
     assert states == ["drifted", "cleared"]
+
+
+async def test_a_deleted_deployments_marks_go_and_its_server_is_not_probed(
+    app: FastAPI, client: httpx2.AsyncClient, database: Database, sdk_peer: SdkPeerStarter
+) -> None:
+    deployed, peer = await _deployed(client, database, sdk_peer)
+    peer.set_tools(_tools_with(echo={"description": "Changed."}))
+    assert await run_drift(app, database) == 1
+    assert len(await _marks(database)) == 1
+    deleted = await client.delete(
+        deployed.setup.url("deployments", deployed.deployment_id),
+        headers=deployed.setup.admin.headers,
+    )
+    assert deleted.status_code == 204
+    assert await run_drift(app, database) == 0  # no deployment references the server now
+    assert await _marks(database) == []

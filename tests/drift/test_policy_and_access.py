@@ -3,7 +3,8 @@
 The deny policy runs in a second app on the same database (as another replica configured so would):
 the drifted tool is neither listed nor callable, whether its grant says ``allow`` or ``ask``, and
 nothing reaches the upstream. ``GET …/deployments/{d}/drift`` is 404 to another tenant, 403
-without ``deployment:<d>`` : ``read`` and 200 with it.
+without ``deployment:<d>`` : ``read`` and 200 with it. Probes are counted in the tenant's
+``discovery`` rate limit.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from fastapi import FastAPI
 from hub.app import create_app
 from hub.core.db import Database
 from tests.conftest import make_settings
-from tests.drift.support import asks, call, listed, run_drift
+from tests.drift.support import asks, call, listed, metric, run_drift
 from tests.gateway.support import Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
@@ -138,3 +139,30 @@ async def test_the_drift_read_is_authorised_as_the_deployments_read(
     allowed = await client.get(url, headers=reader.headers)
     assert allowed.status_code == 200, allowed.text
     assert [t["tool"] for t in allowed.json()["data"]["tools"]] == ["echo"]
+
+
+async def test_probes_count_against_the_tenants_discovery_limit(
+    database: Database, handmade_peer: HandmadePeerStarter, db_url: str
+) -> None:
+    """``discovery=1/minute``: of two servers of one tenant, one is probed and the other waits
+    for the window (no request reaches it); the refusal is counted."""
+    settings = make_settings(
+        db_url, allow_loopback=True, rate_limits="discovery=1/minute", discovery_timeout_s=2
+    )
+    app = create_app(settings, database=database)
+    first = await handmade_peer(era="modern", tools=[copy.deepcopy(ECHO)])
+    second = await handmade_peer(era="modern", tools=[copy.deepcopy(ECHO)])
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app), base_url="http://hub.test"
+        ) as client,
+    ):
+        await deploy(client, database, [Upstream("one", first.url), Upstream("two", second.url)])
+        lists_before = first.count("tools/list") + second.count("tools/list")
+        assert await run_drift(app, database) == 2
+        assert first.count("tools/list") + second.count("tools/list") == lists_before + 1
+        assert metric(app, "hub_drift_probes_total", outcome="ok") == 1
+        assert metric(app, "hub_drift_probes_total", outcome="rate_limited") == 1
+        assert metric(app, "hub_rate_limit_refusals_total", kind="discovery") == 1
+        assert await run_drift(app, database) == 0  # the refused one waits for the window
