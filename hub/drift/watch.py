@@ -120,8 +120,13 @@ class DriftWatch:
     async def relist(
         self, db: Database, tenant_id: TenantId, server_id: uuid.UUID
     ) -> dict[str, str] | None:
-        """Probe now (an upstream ``-32020``): the live hashes, or None when incomplete."""
-        result = await self.probe(db, tenant_id, server_id)
+        """Probe now (an upstream ``-32020``): the live hashes, or None when incomplete (or when
+        storing it failed, e.g. a replica probing the same server at the same moment)."""
+        try:
+            result = await self.probe(db, tenant_id, server_id)
+        except Exception:
+            log.exception("drift watch: the re-list after -32020 failed")
+            return None
         return result.live_hashes
 
     async def record_unknown(
