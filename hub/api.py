@@ -24,6 +24,7 @@ from hub.catalogs.endpoints import router as catalogs_router
 from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
 from hub.discovery.endpoints import router as discovery_router
+from hub.drift.endpoints import router as drift_router
 from hub.gateway.endpoint import router as gateway_router
 from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
@@ -48,6 +49,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     servers_router,
     catalogs_router,
     deployments_router,
+    drift_router,
     audit_router,
     platform_audit_router,
     approvals_router,

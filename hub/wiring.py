@@ -24,6 +24,8 @@ from hub.core.settings import ConfigError, Settings
 from hub.core.workers import Workers
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.service import CredentialContext
+from hub.drift.watch import DriftWatch
+from hub.drift.worker import register_drift
 from hub.egress import EgressConfig, Fetcher
 from hub.gateway.adapters.effective import effective_check
 from hub.gateway.adapters.view import ViewLoader
@@ -58,10 +60,11 @@ def rate_limiter(settings: Settings, metrics: Metrics) -> RateLimiter:
     return RateLimiter(policies, settings.rate_limit_storage_url.get_secret_value(), metrics)
 
 
-def register_jobs(jobs: JobRegistry, refresher: TokenRefresher) -> None:
+def register_jobs(jobs: JobRegistry, refresher: TokenRefresher, watch: DriftWatch) -> None:
     """Every background job kind of the hub, registered with one call each
     (``jobs.register(kind, handler, …)``; see :mod:`hub.core.jobs`)."""
     register_refresh(jobs, refresher)
+    register_drift(jobs, watch)
 
 
 def _route_decider(cache: PolicyCache) -> RouteDecider:
@@ -86,8 +89,6 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     client = McpClient(fetcher, client_info=CLIENT_INFO)
     oauth = OAuthConfig.from_settings(settings)
     refresher = TokenRefresher(fetcher, keyring, oauth)  # the upstream's TokenKeeper
-    jobs = JobRegistry()
-    register_jobs(jobs, refresher)
     upstream = UpstreamContext(
         client=client,
         keyring=keyring,
@@ -97,6 +98,10 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
         call_deadline_s=settings.tool_call_timeout_s,
         tokens=refresher,
     )
+    limiter = rate_limiter(settings, metrics)
+    watch = DriftWatch(upstream, metrics, settings.drift_interval_s, limiter)
+    jobs = JobRegistry()
+    register_jobs(jobs, refresher, watch)
     return Components(
         [
             settings,
@@ -106,9 +111,10 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             metrics,
             cache,
             _route_decider(cache),
-            rate_limiter(settings, metrics),
+            limiter,
             CredentialContext(keyring, egress, pepper),
             upstream,
+            watch,
             OAuthContext(oauth, fetcher, keyring, egress, client, refresher),
             Readiness((keyring_covers_rows(keyring), keyring_covers_oauth_rows(keyring))),
             FailureHooks((audit_failed_request,)),

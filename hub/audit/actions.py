@@ -84,6 +84,7 @@ class Action(StrEnum):
     DEPLOYMENT_UPDATE = "deployment.update"
     DEPLOYMENT_DELETE = "deployment.delete"
     DEPLOYMENT_BUNDLE = "deployment.bundle"
+    DEPLOYMENT_DRIFT = "deployment.drift"
     TOOL_CALL = "tool.call"
     GATEWAY_MCP = "gateway.mcp"
     GATEWAY_MCP_STREAM = "gateway.mcp_stream"

@@ -94,6 +94,19 @@ class Metrics:
             ["job"],
             registry=self.registry,
         )
+        # the drift watch (hub.drift): probes by outcome, tools newly drifted by kind
+        self.drift_probes = Counter(
+            "hub_drift_probes_total",
+            "Drift-watch probes of upstream servers, by outcome (ok, unknown, rate_limited).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.drift_tools = Counter(
+            "hub_drift_tools_total",
+            "Deployed tools found drifted (changed, gone or renamed upstream), by kind.",
+            ["kind"],
+            registry=self.registry,
+        )
         self._backlog_read_at: float | None = None
 
     def set_rotation_backlog(self, remaining: dict[str, int]) -> None:

@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     max_tool_result_bytes: int = Field(default=1024 * 1024, ge=1024)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     drift_policy: Literal["ask", "deny"] = "ask"
+    # the drift watch: each server a deployment references is re-discovered about this often
+    drift_interval_s: float = Field(default=900.0, ge=1, le=7 * 86_400)
 
     # Operations (DESIGN §11): shared rate limits, leader-free workers, shutdown
     # ``memory://`` (per replica) or ``redis://…``/``rediss://…`` (shared by every replica)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, tenant_params
-from hub.models import Deployment, DeploymentEntry, Server
+from hub.models import CatalogDrift, Deployment, DeploymentEntry, Server
 
 #: one row of :data:`_VIEW_ROWS` (plain columns, read by name)
 ViewRow = Row[*tuple[Any, ...]]
@@ -19,6 +19,7 @@ ViewRow = Row[*tuple[Any, ...]]
 __all__ = [
     "ViewRow",
     "delete_entries",
+    "drift_marks",
     "entries_of",
     "get_deployment",
     "list_deployments",
@@ -26,9 +27,13 @@ __all__ = [
 ]
 
 _D, _E, _S = Deployment.__table__.c, DeploymentEntry.__table__.c, Server.__table__.c
-#: A deployment with its entries and their servers in one statement, plain columns (the
-#: gateway reads it on every call): one row per entry in order, or one row of NULL entry columns
-#: for a deployment without entries. Every table is joined on the tenant as well as the id.
+_C = CatalogDrift.__table__.c
+#: A deployment with its entries, their servers and the drift marks of their pinned catalog
+#: versions in one statement, plain columns (the gateway reads it on every call): one row per
+#: entry in order, or one row of NULL entry columns for a deployment without entries. ``drift``
+#: maps each drifted tool of the entry's pinned version to its diff (NULL: none drifted), and a
+#: tool is ``drifted`` exactly when it is a key there. Every table is joined on the tenant as well
+#: as the id.
 _VIEW_ROWS = (
     select(
         _D.agent_id,
@@ -42,12 +47,19 @@ _VIEW_ROWS = (
         _S.url,
         _S.credential_id,
         _S.era,
+        _C.tools.label("drift"),
+        _C.updated_at.label("drift_at"),
     )
     .select_from(
         Deployment.__table__.outerjoin(
             DeploymentEntry.__table__,
             and_(_E.tenant_id == _D.tenant_id, _E.deployment_id == _D.id),
-        ).outerjoin(Server.__table__, and_(_S.tenant_id == _E.tenant_id, _S.id == _E.server_id))
+        )
+        .outerjoin(Server.__table__, and_(_S.tenant_id == _E.tenant_id, _S.id == _E.server_id))
+        .outerjoin(
+            CatalogDrift.__table__,
+            and_(_C.tenant_id == _E.tenant_id, _C.catalog_id == _E.catalog_id),
+        )
     )
     .where(_D.tenant_id == bindparam(TENANT_PARAM), _D.id == bindparam("deployment_id"))
     .order_by(_E.position)
@@ -101,3 +113,14 @@ async def view_rows(
     """The rows of :data:`_VIEW_ROWS` for one deployment (none when it does not exist)."""
     params = tenant_params(tenant_id, deployment_id=deployment_id)
     return (await session.execute(_VIEW_ROWS, params)).all()
+
+
+async def drift_marks(
+    session: AsyncSession, tenant_id: TenantId, catalog_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """The drift marks (``{tool name: diff}``) of these catalog versions that have any."""
+    if not catalog_ids:
+        return {}
+    query = scoped(CatalogDrift, tenant_id).where(CatalogDrift.catalog_id.in_(list(catalog_ids)))
+    rows = (await session.execute(query)).scalars().all()
+    return {row.catalog_id: dict(row.tools) for row in rows}

@@ -8,8 +8,9 @@ its catalog is 400. Every change is audited.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -47,6 +48,12 @@ class ResolvedEntry:
     entry: DeploymentEntry
     server: Server
     catalog: Catalog
+    #: the pinned version's drift marks, ``{tool name: diff}`` (DESIGN §10.6)
+    drift: Mapping[str, Any] = field(default_factory=dict)
+
+    def drifted(self, tool_name: str) -> bool:
+        """Whether the drift watch marked this tool of the pinned version drifted."""
+        return tool_name in self.drift
 
 
 async def _check_agent(session: AsyncSession, access: TenantAccess, agent_id: uuid.UUID) -> None:
@@ -189,19 +196,24 @@ async def view_rows(
     """A deployment's agent, entries and servers as plain rows, in one query (the gateway's
     per-call read): ``agent_id``, the entry's ``catalog_id``, ``allow_without_ask``,
     ``arguments``, ``tool_names`` and the server's ``server_id``, ``handle``, ``created_at``,
-    ``url``, ``credential_id``, ``era`` — no rows for an unknown deployment, one row with no entry
-    (``catalog_id`` None) for a deployment without entries."""
+    ``url``, ``credential_id``, ``era``, and the pinned version's drift marks ``drift`` (``{tool
+    name: diff}`` or None; a tool is ``drifted`` when it is a key) and ``drift_at`` — no rows
+    for an unknown deployment, one row with no entry (``catalog_id`` None) for a deployment
+    without entries."""
     return await repository.view_rows(session, tenant_id, deployment_id)
 
 
 async def resolved_entries(
     session: AsyncSession, tenant_id: TenantId, deployments: Sequence[Deployment]
 ) -> dict[uuid.UUID, list[ResolvedEntry]]:
-    """Each deployment's entries with their server and catalog rows, in entry order."""
+    """Each deployment's entries with their server and catalog rows and the pinned versions'
+    drift marks, in entry order."""
     rows = await repository.entries_of(session, tenant_id, [d.id for d in deployments])
     servers = await servers_service.servers_by_ids(session, tenant_id, [r.server_id for r in rows])
+    marks = await repository.drift_marks(session, tenant_id, list({r.catalog_id for r in rows}))
     out: dict[uuid.UUID, list[ResolvedEntry]] = {d.id: [] for d in deployments}
     for row in rows:
         catalog = await catalogs_service.get_catalog_by_id(session, tenant_id, row.catalog_id)
-        out[row.deployment_id].append(ResolvedEntry(row, servers[row.server_id], catalog))
+        drift = marks.get(row.catalog_id, {})
+        out[row.deployment_id].append(ResolvedEntry(row, servers[row.server_id], catalog, drift))
     return out

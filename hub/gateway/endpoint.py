@@ -27,6 +27,7 @@ from hub.core.errors import Unauthorized
 from hub.core.metrics import Metrics
 from hub.core.paths import is_canonical_id, parse_id
 from hub.core.settings import Settings
+from hub.drift.watch import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
@@ -34,6 +35,7 @@ from hub.gateway.adapters.upstream import HubUpstream
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE
+from hub.gateway.engine.model import ServerEntry
 from hub.gateway.host import GatewayHost
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
@@ -163,12 +165,19 @@ async def _serve(request: Request, t: str, d: str) -> Response:
     def approval_url(approval_id: Any) -> str:
         return f"{public}/tenants/{tenant_id}/approvals/{approval_id}"
 
+    watch = parts.get(DriftWatch) if DriftWatch in parts else None
+
+    async def relist(server: ServerEntry) -> dict[str, str] | None:
+        if watch is None or tenant_id is None:
+            return None
+        return await watch.relist(db, tenant_id, server.server_id)
+
     host = GatewayHost(
         engine=parts.get(Gateway),
         view=view,
         decide=PolicyDecider(policy, caller.grants_version, clock.now()),
         approvals=HubApprovals(db, approvals_ctx, tenant_id, approval_url),
-        upstream=HubUpstream(db, parts.get(UpstreamContext), tenant_id),
+        upstream=HubUpstream(db, parts.get(UpstreamContext), tenant_id, relist),
         audit=HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id),
         limiter=parts.get(RateLimiter) if RateLimiter in parts else None,
         agent_key=str(caller.principal_id),

@@ -8,6 +8,7 @@ from hub.models.base import Base
 from hub.models.catalog import Catalog
 from hub.models.credential import Credential
 from hub.models.deployment import Deployment, DeploymentEntry
+from hub.models.drift import CatalogDrift, ServerProbe
 from hub.models.grant import Grant
 from hub.models.mcp_origin_era import McpOriginEra
 from hub.models.oauth_authorization import OAuthAuthorization
@@ -24,6 +25,7 @@ __all__ = [
     "AuditEvent",
     "Base",
     "Catalog",
+    "CatalogDrift",
     "Credential",
     "Deployment",
     "DeploymentEntry",
@@ -33,6 +35,7 @@ __all__ = [
     "OAuthClient",
     "Principal",
     "Server",
+    "ServerProbe",
     "Tenant",
     "WorkerJob",
 ]

@@ -25,6 +25,7 @@ ALLOWED_SYSTEM_SCOPES = {
     "hub/tenants/service.py",  # the platform admin acting on the tenant it manages
     "hub/oauth/callback.py",  # no key: the state is the capability, and its row names the tenant
     "hub/oauth/worker.py",  # the refresher ahead of expiry acts for each claimed row's own tenant
+    "hub/drift/worker.py",  # the drift watch probes each referenced server for its own tenant
     "hub/cli/audit.py",  # ``hub audit verify``: an operator checking every tenant's chain
 }
 

@@ -362,7 +362,10 @@ async def test_an_upstream_json_rpc_error_is_an_error_result_with_its_code(
 async def test_header_mismatch_upstream_is_tool_changed(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
+    """``-32020`` re-lists the server: the tool's definition did change, so ``tool_changed``
+    (an unchanged one is retried: tests/drift/test_hostile_upstreams.py)."""
     deployed, peer = await _setup(client, database, handmade_peer)
+    peer.knobs.tools = [{**ECHO, "description": "Echoes, differently."}, FREE]
     peer.override(
         "tools/call",
         lambda req: Reply(

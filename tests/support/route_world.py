@@ -478,6 +478,7 @@ ROUTES: dict[str, Route] = {
         success=204,
     ),
     "deployment.bundle": Route("tenant", "GET", "/tenants/{t}/deployments/{d}/bundle"),
+    "deployment.drift": Route("tenant", "GET", "/tenants/{t}/deployments/{d}/drift"),
     # tenant: approvals and the agents' MCP endpoint
     "approval.list": Route("tenant", "GET", "/tenants/{t}/approvals"),
     "approval.get": Route("tenant", "GET", "/tenants/{t}/approvals/{a}"),

@@ -15,6 +15,14 @@ from hub.gateway.engine.ports import ApprovalOutcome
 __all__ = ["HubApprovals"]
 
 
+def _bound_sha256(tool: ToolEntry) -> str:
+    """The hash an approval binds: the live definition's for a drifted tool (DESIGN §15), so a
+    person approves what the server serves now, and a further change asks again."""
+    if tool.drifted and tool.drift and isinstance(tool.drift.get("to_sha256"), str):
+        return str(tool.drift["to_sha256"])
+    return tool.sha256
+
+
 class HubApprovals:
     def __init__(
         self, db: Database, ctx: ApprovalContext, tenant_id: TenantId, url_of: Any
@@ -36,7 +44,7 @@ class HubApprovals:
             agent_id=view.agent_id,
             grant_key=tool.grant_key,
             arguments_sha256=arguments_sha256,
-            tool_sha256=tool.sha256,
+            tool_sha256=_bound_sha256(tool),
         )
         used = await approvals.use_approved(self._db, self._tenant, binding)
         if used is not None:

@@ -8,12 +8,17 @@ upstream 401 gets one refresh and one retry). The secret exists only inside that
 engine's shaping (redaction first) runs there too, so what leaves this port never holds it.
 Failures become :class:`~hub.gateway.engine.ports.UpstreamFailure` with the egress or MCP
 reason, never text.
+
+An upstream ``-32020`` (the server says the tool changed) re-lists the server at once through the
+drift watch (DESIGN §15): if the tool's live hash differs from its pin, the tool is marked drifted
+and the call fails ``tool_changed``; otherwise (unchanged, or the re-list did not complete) the call
+is retried once, and a second ``-32020`` is ``upstream_failed`` ``tool_changed_unconfirmed``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from hub.core.db import Database
@@ -25,18 +30,33 @@ from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
 from hub.gateway.engine.redaction import Redactor
 from hub.mcp import McpError
+from hub.mcp.wire import HEADER_MISMATCH
 from hub.upstream import Target, UpstreamContext, resolve_target
 from hub.upstream.calls import era_from_hint
 from hub.upstream.tokens import InsufficientScope, TokenUnavailable, with_fresh_credential
 
-__all__ = ["HubUpstream"]
+__all__ = ["HubUpstream", "Relist"]
+
+#: re-list a server now: its live ``{tool name: sha256}``, or None when that did not complete
+Relist = Callable[[ServerEntry], Awaitable[Mapping[str, str] | None]]
+
+
+def _tool_changed(failure: UpstreamFailure) -> bool:
+    return failure.reason == "tool_error" and failure.code == HEADER_MISMATCH
 
 
 class HubUpstream:
-    def __init__(self, db: Database, ctx: UpstreamContext, tenant_id: TenantId) -> None:
+    def __init__(
+        self,
+        db: Database,
+        ctx: UpstreamContext,
+        tenant_id: TenantId,
+        relist: Relist | None = None,
+    ) -> None:
         self._db = db
         self._ctx = ctx
         self._tenant = tenant_id
+        self._relist = relist
 
     async def _target(self, server: ServerEntry) -> Target:
         try:
@@ -53,6 +73,30 @@ class HubUpstream:
     async def call(
         self,
         view: DeploymentView,
+        server: ServerEntry,
+        tool: ToolEntry,
+        arguments: Mapping[str, Any],
+        shape: Shaper,
+    ) -> UpstreamResult:
+        try:
+            return await self._call_once(server, tool, arguments, shape)
+        except UpstreamFailure as failure:
+            if not _tool_changed(failure) or self._relist is None:
+                raise
+            live = await self._relist(server)
+            if live is not None and live.get(tool.name) != tool.sha256:
+                raise  # re-listed and marked drifted: the engine answers tool_changed
+        try:
+            return await self._call_once(server, tool, arguments, shape)
+        except UpstreamFailure as again:
+            if _tool_changed(again):
+                raise UpstreamFailure(
+                    "tool_changed_unconfirmed", upstream_ms=again.upstream_ms
+                ) from None
+            raise
+
+    async def _call_once(
+        self,
         server: ServerEntry,
         tool: ToolEntry,
         arguments: Mapping[str, Any],

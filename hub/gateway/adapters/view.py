@@ -3,12 +3,14 @@
 Each request reads the deployment, its entries and their servers (one query of plain columns:
 URLs, credentials and options can change at any moment, and a change must apply on the next call
 on every replica). Catalogs are immutable, so their tools are kept in memory by id; and the view
-itself — wire names, per-tool hashes and options — is kept by a signature of everything it is
-computed from, so an unchanged deployment costs no recomputation.
+itself — wire names, per-tool hashes, options and each tool's ``drifted`` flag and diff (the drift
+marks of the pinned version, DESIGN §10.6) — is kept by a signature of everything it is computed
+from (the marks by their ``drift_at``), so an unchanged deployment costs no recomputation.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -90,6 +92,8 @@ class ViewLoader:
                     r.url,
                     r.credential_id,
                     r.era,
+                    r.drift_at,
+                    _drift_key(r.drift),
                 )
                 for r, _ in rows
             ),
@@ -100,6 +104,18 @@ class ViewLoader:
             view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
             self._views.put(signature, view)
         return view
+
+
+def _drift_key(drift: Any) -> str | None:
+    """The marks themselves in the signature (two writes may share a timestamp)."""
+    return None if drift is None else json.dumps(drift, sort_keys=True)
+
+
+def _approval_drift(mark: dict[str, Any]) -> dict[str, Any]:
+    """What an approval of a drifted tool carries (DESIGN §15): the hashes, the changed fields,
+    and the diff itself (kind, before and after, the new name of a renamed tool)."""
+    keys = ("kind", "from_sha256", "to_sha256", "changed", "before", "after", "renamed_to")
+    return {k: mark[k] for k in keys if k in mark}
 
 
 def _build(
@@ -127,8 +143,10 @@ def _build(
             catalog_version=catalog.version,
         )
         listed = set(entry.allow_without_ask)
+        marks: dict[str, Any] = entry.drift or {}
         for tool in catalog.tools:
             name = str(tool["name"])
+            drift = marks.get(name)
             wire_name = wire[(server.handle, name)]
             tools[wire_name] = ToolEntry(
                 wire_name=wire_name,
@@ -140,6 +158,8 @@ def _build(
                 catalog_version=catalog.version,
                 listed_without_ask=name in listed,
                 arguments="schema" if entry.arguments == "schema" else "strict",
+                drifted=drift is not None,
+                drift=_approval_drift(drift) if drift is not None else None,
             )
     return DeploymentView(
         tenant_id=tenant_id.value,

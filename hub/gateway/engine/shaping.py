@@ -58,6 +58,9 @@ UPSTREAM_MESSAGES: Final[Mapping[str, str]] = {
     "token_refresh_failed": "the tool's OAuth token could not be refreshed just now",
     "input_required_unsupported": "the tool asked for input the hub cannot provide",
     "insufficient_scope": "the tool's server needs a credential with more scopes",
+    "tool_changed_unconfirmed": (
+        "the tool's server said the tool changed, but its listed definition is unchanged"
+    ),
 }
 
 
