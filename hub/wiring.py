@@ -24,7 +24,7 @@ from hub.core.settings import ConfigError, Settings
 from hub.core.workers import Workers
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.service import CredentialContext
-from hub.drift.watch import DriftWatch
+from hub.drift import DriftWatch
 from hub.drift.worker import register_drift
 from hub.egress import EgressConfig, Fetcher
 from hub.gateway.adapters.effective import effective_check

@@ -27,7 +27,7 @@ from hub.core.errors import Unauthorized
 from hub.core.metrics import Metrics
 from hub.core.paths import is_canonical_id, parse_id
 from hub.core.settings import Settings
-from hub.drift.watch import DriftWatch
+from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
