@@ -20,6 +20,7 @@ from hub.audit.service import record, verify_chain
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
 from hub.models import AuditEvent
+from tests.support.databases import owner_session
 from tests.support.factories import make_tenant, scope_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 async def _write(db: Database, scope: TenantId | None, n: int, **details: object) -> None:
     for i in range(n):
-        async with db.session() as session:
+        async with owner_session(db) as session:
             await record(
                 session,
                 tenant_id=scope,
@@ -44,7 +45,7 @@ async def _rows(db: Database, scope: TenantId | None) -> list[AuditEvent]:
     query = query.where(
         AuditEvent.tenant_id.is_(None) if scope is None else AuditEvent.tenant_id == scope.value
     )
-    async with db.session(write=False) as session:
+    async with owner_session(db, write=False) as session:
         return list((await session.execute(query)).scalars().all())
 
 
@@ -192,7 +193,7 @@ async def test_concurrent_writers_in_two_processes_never_fork_a_chain(
 
 
 async def test_an_unknown_action_is_refused(database: Database, tenant: TenantId) -> None:
-    async with database.session() as session:
+    async with owner_session(database) as session:
         with pytest.raises(ValueError, match="not a valid Action"):
             await record(
                 session,
