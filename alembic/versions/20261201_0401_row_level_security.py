@@ -4,7 +4,10 @@ Every table with a ``tenant_id`` gets RLS enabled, forced and the ``tenant_scope
 (:mod:`hub.core.rls_ddl`). Three reads happen before a tenant is known and go through functions
 owned by the migration role, ``SECURITY DEFINER`` with a fixed ``search_path``:
 
-- ``hub_auth_key(key_id)``: the key row, its principal and tenant status (authentication);
+- ``hub_auth_key(key_id)``: the key row, its principal and tenant status (authentication); it
+  also sets the connection's ``hub.tenant_id`` to the key's tenant (the nil UUID for the
+  platform admin's, empty for an unknown key) and returns it, so the request's scope costs no
+  statement of its own: whoever fails to authenticate gets a 401 and runs nothing else;
 - ``hub_oauth_state_tenant(state_hash)``: the tenant of an OAuth flow (the callback);
 - ``hub_claim_jobs(kinds, lease_seconds, now, lim, holder)``: due jobs claimed with
   ``FOR UPDATE SKIP LOCKED`` and leased to ``holder`` (the workers).
@@ -52,16 +55,27 @@ RETURNS TABLE (
     api_key_id uuid, key_hash text, revoked_at timestamptz, expires_at timestamptz,
     last_used_at timestamptz, principal_id uuid, tenant_id uuid, kind text, role text,
     is_platform_admin boolean, disabled_at timestamptz, grants_version integer,
-    tenant_status text
+    tenant_status text, scope text
 )
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-    SELECT k.id, k.key_hash::text, k.revoked_at, k.expires_at, k.last_used_at,
-           p.id, p.tenant_id, p.kind::text, p.role::text, p.is_platform_admin,
-           p.disabled_at, p.grants_version, t.status::text
-    FROM api_keys k
-    JOIN principals p ON p.id = k.principal_id
-    LEFT JOIN tenants t ON t.id = p.tenant_id
-    WHERE k.key_id = p_key_id
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+    SELECT found.*, set_config(
+        'hub.tenant_id',
+        CASE
+            WHEN found.principal_id IS NULL THEN ''
+            ELSE COALESCE(found.tenant_id::text, '00000000-0000-0000-0000-000000000000')
+        END,
+        false
+    )
+    FROM (SELECT 1) AS one
+    LEFT JOIN (
+        SELECT k.id, k.key_hash::text, k.revoked_at, k.expires_at, k.last_used_at,
+               p.id AS principal_id, p.tenant_id, p.kind::text, p.role::text,
+               p.is_platform_admin, p.disabled_at, p.grants_version, t.status::text
+        FROM api_keys k
+        JOIN principals p ON p.id = k.principal_id
+        LEFT JOIN tenants t ON t.id = p.tenant_id
+        WHERE k.key_id = p_key_id
+    ) AS found ON true
 $$
 """
 

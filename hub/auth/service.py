@@ -47,6 +47,7 @@ async def authenticate(
 ) -> Caller:
     """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise."""
     computed = hash_key(pepper, key.full)
+    rls.expect_scope_from_statement()  # the key's read sets the scope (PostgreSQL)
     async with preliminary_reads(session):
         record = await repository.find_key(session, key.key_id)
         caller = _admit(record, computed, request_id)

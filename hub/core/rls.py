@@ -50,7 +50,9 @@ __all__ = [
     "enter",
     "enter_job",
     "every_tenant",
+    "expect_scope_from_statement",
     "scope",
+    "set_by_statement",
     "setting_of",
     "within",
 ]
@@ -59,6 +61,8 @@ SETTING: Final = "hub.tenant_id"
 #: The value of the platform's own scope (rows with no tenant); no tenant has this id.
 PLATFORM_VALUE: Final = str(uuid.UUID(int=0))
 _HELD = "hub_rls_scope"  # connection info: the value set on it at session level
+_UNKNOWN = "?"  # held: not known (set inside a transaction that may yet roll back)
+_PENDING = "pending"  # the scope: the next statement sets it (authentication's key read)
 _SET = text("SELECT set_config('hub.tenant_id', :value, :local)")
 
 
@@ -119,6 +123,24 @@ async def within(session: AsyncSession, value: Scope | None) -> AsyncIterator[No
         await _apply_now(session, previous)
 
 
+def expect_scope_from_statement() -> None:
+    """The next transaction's first statement sets the scope itself (the key's read of
+    authentication, ``hub_auth_key``): its begin sends no ``set_config`` of its own."""
+    _current.set(_PENDING)
+
+
+async def set_by_statement(session: AsyncSession, value: str) -> None:
+    """A statement just set the connection's scope to ``value``: remember it (it holds at session
+    level on a connection in autocommit; inside a transaction it is unknown after its end)."""
+    _current.set(value)
+    connection = await session.connection()
+    await connection.run_sync(_note_held, value)
+
+
+def _note_held(connection: Connection, value: str) -> None:
+    connection.connection.info[_HELD] = value if _autocommit(connection) else _UNKNOWN
+
+
 async def _apply_now(session: AsyncSession | None, wanted: str) -> None:
     if session is None or not session.in_transaction():
         return  # its next transaction takes the scope when it begins
@@ -168,9 +190,14 @@ def _autocommit(connection: Connection) -> bool:
 def _apply(connection: Connection, wanted: str, mid_transaction: bool = False) -> None:
     info = connection.connection.info  # the DBAPI connection's: gone with it when invalidated
     held = info.get(_HELD, "")
-    if wanted == held and not mid_transaction:
+    autocommit = _autocommit(connection)
+    if wanted == _PENDING:
+        if autocommit:
+            return  # its first statement sets the scope
+        wanted = ""
+    if wanted == held and (autocommit or not mid_transaction):
         return  # a transaction begins with the value held; a local one reverts to it at its end
-    if _autocommit(connection):
+    if autocommit:
         connection.execute(_SET, {"value": wanted, "local": False})
         info[_HELD] = wanted
     else:
