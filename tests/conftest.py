@@ -77,9 +77,10 @@ async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
 
 
 @pytest.fixture
-async def session(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
-    """A session inside a transaction that is rolled back after the test."""
-    async with engine.connect() as conn:
+async def session(owner_engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
+    """A session inside a transaction that is rolled back after the test (the owner's: for tests
+    of the database itself, which make tables of their own)."""
+    async with owner_engine.connect() as conn:
         trans = await conn.begin()
         session = AsyncSession(
             bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False

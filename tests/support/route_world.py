@@ -25,8 +25,8 @@ from hub.core.db import Database
 from hub.core.settings import Settings
 from hub.models import Base
 from tests.conftest import make_settings
-from tests.support.databases import as_owner
 from tests.peers.fixtures import HandmadePeerStarter, OAuthPeersStarter
+from tests.support.databases import as_owner
 from tests.support.factories import (
     Actor,
     make_authorization,
