@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -184,7 +184,7 @@ async def test_an_insert_into_another_tenant_fails(pg: Database) -> None:
     with rls.scope(scope_of(a)):
         async with pg.session() as session:  # another tenant's rows cannot be changed either
             changed = await session.execute(
-                Server.__table__.update().where(Server.tenant_id == b).values(handle="taken")
+                update(Server).where(Server.tenant_id == b).values(handle="taken")
             )
             assert changed.rowcount == 0  # type: ignore[attr-defined]
     async with owner_session(pg, write=False) as session:
@@ -196,9 +196,7 @@ async def test_a_transaction_cannot_move_a_row_to_another_tenant(pg: Database) -
     a, b = await _two_tenants(pg)
     with rls.scope(scope_of(a)), pytest.raises(DBAPIError, match="row-level security"):
         async with pg.session() as session:
-            await session.execute(
-                Server.__table__.update().where(Server.tenant_id == a).values(tenant_id=b)
-            )
+            await session.execute(update(Server).where(Server.tenant_id == a).values(tenant_id=b))
 
 
 async def test_the_platform_rows_need_the_platform_scope(pg: Database) -> None:

@@ -29,18 +29,14 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-import sqlalchemy as sa
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
 
 from hub.core.tenancy import TenantId, system_scope
-
-if TYPE_CHECKING:
-    from hub.core.db import Database
 
 __all__ = [
     "PLATFORM",
@@ -49,7 +45,6 @@ __all__ = [
     "current",
     "enter",
     "enter_job",
-    "every_tenant",
     "expect_scope_from_statement",
     "scope",
     "set_by_statement",
@@ -167,20 +162,6 @@ def enter_job(tenant_id: uuid.UUID | None) -> None:
         return
     job_tenant = system_scope(tenant_id, reason="a worker job acts for its own row's tenant")
     _current.set(setting_of(job_tenant))
-
-
-_TENANTS = sa.table("tenants", sa.column("id", sa.Uuid()))  # no policy: it is the tenants' list
-
-
-async def every_tenant(db: Database, *, reason: str) -> list[Scope | None]:
-    """The scopes a pass over every tenant's rows runs in, one after the other (key rotation,
-    readiness, the OAuth refresher, ``hub audit verify``): each tenant's on PostgreSQL, where
-    row-level security shows a transaction one tenant only; on SQLite one pass, unscoped."""
-    if db.is_sqlite:
-        return [None]
-    async with db.session(write=False) as session:
-        ids = (await session.execute(sa.select(_TENANTS.c.id).order_by(_TENANTS.c.id))).scalars()
-        return [system_scope(tenant_id, reason=reason) for tenant_id in ids]
 
 
 def _autocommit(connection: Connection) -> bool:

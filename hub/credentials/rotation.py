@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from hub.core import rls
 from hub.core.crypto import AAD_PREFIX, CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
+from hub.core.tenant_passes import every_tenant
 from hub.credentials import repository
 from hub.models.credential import ENCRYPTED_FIELDS
 
@@ -34,7 +35,7 @@ class RotationReport:
 
 async def remaining_by_key_id(db: Database, keyring: Keyring) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for scope in await rls.every_tenant(db, reason="key rotation counts every tenant's fields"):
+    for scope in await every_tenant(db, reason="key rotation counts every tenant's fields"):
         with rls.scope(scope):
             async with db.session(write=False) as session:
                 for key_id, n in (await repository.count_by_key_id_all_tenants(session)).items():
@@ -53,7 +54,7 @@ async def rotate_credentials(
     """Rewrap every tenant's credentials, one tenant after the other (row-level security)."""
     rewrapped = 0
     unusable = 0
-    for scope in await rls.every_tenant(db, reason="key rotation rewraps every tenant's rows"):
+    for scope in await every_tenant(db, reason="key rotation rewraps every tenant's rows"):
         with rls.scope(scope):
             report = await _rotate_in_scope(
                 db, keyring, batch_size=batch_size, lock_wait_s=lock_wait_s, on_batch=on_batch

@@ -15,6 +15,7 @@ from typing import Any
 from hub.core import rls
 from hub.core.crypto import CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
+from hub.core.tenant_passes import every_tenant
 from hub.models import OAuthAuthorization, OAuthClient
 from hub.oauth import repository
 from hub.oauth.sealed import CLIENT_AAD, STATE_AAD
@@ -29,7 +30,7 @@ TABLES: tuple[tuple[type[Any], bytes, tuple[str, ...]], ...] = (
 
 async def oauth_fields_by_key_id(db: Database) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for scope in await rls.every_tenant(db, reason="OAuth key ids of every tenant"):
+    for scope in await every_tenant(db, reason="OAuth key ids of every tenant"):
         with rls.scope(scope):
             async with db.session(write=False) as session:
                 found = await repository.count_sealed_by_key_id_all_tenants(session, TABLES)
@@ -54,7 +55,7 @@ async def rotate_oauth_fields(db: Database, keyring: Keyring, *, batch_size: int
     """Rewrap every OAuth field not under the active key; the rows rewrapped (rows that do not
     decrypt are skipped: ``/readyz`` names their key), one tenant after the other."""
     done = 0
-    for scope in await rls.every_tenant(db, reason="key rotation rewraps every tenant's rows"):
+    for scope in await every_tenant(db, reason="key rotation rewraps every tenant's rows"):
         with rls.scope(scope):
             done += await _rotate_in_scope(db, keyring, batch_size)
     return done

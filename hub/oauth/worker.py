@@ -21,6 +21,7 @@ from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.jobs import JobRegistry, JobRun
 from hub.core.tenancy import TenantId, system_scope
+from hub.core.tenant_passes import every_tenant
 from hub.models import Credential
 from hub.oauth import repository
 from hub.oauth.refresh import TokenRefresher
@@ -40,7 +41,7 @@ async def _claim_due(
     due_before = now + timedelta(seconds=refresher.config.refresh_ahead_s)
     claims: list[tuple[TenantId, Credential, str]] = []
     # row-level security shows one tenant at a time: the pass claims tenant after tenant
-    for scope in await rls.every_tenant(db, reason="oauth refresher: every tenant's tokens"):
+    for scope in await every_tenant(db, reason="oauth refresher: every tenant's tokens"):
         if len(claims) >= BATCH:
             break
         with rls.scope(scope):
