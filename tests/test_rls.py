@@ -11,9 +11,13 @@ OAuth state, the job claims) go through ``SECURITY DEFINER`` functions nobody el
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text, update
@@ -29,7 +33,17 @@ from hub.core.rls_ddl import POLICY_NAME, SCOPE_EXPR, tenant_rls_sql
 from hub.core.settings import Settings
 from hub.models import ApiKey, Principal, Server, WorkerJob
 from hub.models.base import Base
-from tests.support.databases import APP_ROLE, as_owner, owner_session
+from tests.support.databases import (
+    APP_ROLE,
+    app_url,
+    as_owner,
+    ensure_app_role,
+    fresh_postgres,
+    owner_session,
+    postgres_required,
+    postgres_url,
+    run_sync,
+)
 from tests.support.factories import (
     make_platform_admin,
     make_principal,
@@ -323,3 +337,58 @@ def test_migrations_run_on_the_owner_url() -> None:
     owner = "postgresql+asyncpg://hub_owner@db/hub"
     assert Settings(database_url=app).migration_url == app
     assert Settings(database_url=app, database_owner_url=owner).migration_url == owner
+
+
+def test_hub_db_upgrade_migrates_as_the_owner_and_grants_the_app_role(tmp_path: Path) -> None:
+    """The CLI as an operator runs it: the owner's URL migrates, the app's role is granted."""
+    owner = postgres_url("_roles")
+    try:
+        fresh_postgres(owner)
+        ensure_app_role(owner)
+    except (OSError, TimeoutError) as exc:
+        if postgres_required():
+            pytest.fail(f"PostgreSQL is required (HUB_TEST_REQUIRE_POSTGRES) but: {exc!r}")
+        pytest.skip(f"PostgreSQL unreachable: {exc!r}")
+    app = app_url(owner)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env.update(
+        HUB_DATABASE_URL=app,
+        HUB_DATABASE_OWNER_URL=owner,
+        HUB_DATABASE_APP_ROLE=APP_ROLE,
+        HUB_DATA_DIR=str(tmp_path / ".hub"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "hub.cli", "db", "upgrade"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+    async def privileges() -> tuple[object, ...]:
+        engine = create_engine(app, pool_size=1)
+        try:
+            async with engine.connect() as conn:
+                row = (
+                    await conn.execute(
+                        text(
+                            "SELECT has_table_privilege('principals', 'SELECT, INSERT, UPDATE'),"
+                            " has_table_privilege('alembic_version', 'UPDATE'),"
+                            " (SELECT count(*) FROM principals),"
+                            " pg_get_userbyid((SELECT relowner FROM pg_class"
+                            "  WHERE relname = 'principals')) <> current_user"
+                        )
+                    )
+                ).one()
+                return tuple(row)
+        finally:
+            await engine.dispose()
+
+    seen: list[tuple[object, ...]] = []
+
+    async def read() -> None:
+        seen.append(await privileges())
+
+    run_sync(read)
+    assert seen == [(True, False, 0, True)]

@@ -130,10 +130,15 @@ async def _ensure_role(url: str) -> None:
         await admin.close()
 
 
+def ensure_app_role(owner_url: str) -> None:
+    """Make the app's role on ``owner_url``'s server unless it exists."""
+    run_sync(lambda: _ensure_role(owner_url))
+
+
 def prepare_app_role(owner_url: str) -> str:
     """Make the app's role and grant it the app's privileges on ``owner_url``'s database (as
     ``hub db upgrade`` does); the URL the app connects with."""
-    run_sync(lambda: _ensure_role(owner_url))
+    ensure_app_role(owner_url)
     run_sync(lambda: grant_app_role(owner_url, APP_ROLE))
     return app_url(owner_url)
 
