@@ -3,6 +3,8 @@
 Database tests run on both backends: ``db_url`` is parametrised over SQLite and PostgreSQL.
 ``session`` is a per-test transaction rolled back at the end (ordinary tests); ``database`` is a
 real, committing database emptied after the test (tests that need commits, and every app test).
+On PostgreSQL both connect as the app's non-owner role, under row-level security, as the app
+does in production; ``owner_url`` is the owner's URL (migrations, emptying the tables).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tests.support.databases import (
     migrate,
     postgres_required,
     postgres_url,
+    prepare_app_role,
     truncate_all,
 )
 
@@ -34,8 +37,8 @@ TEST_PEPPER = "test-pepper-0123456789abcdef0123456789abcdef"
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A migrated database URL, once per backend per test session."""
+def owner_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A migrated database's owner URL, once per backend per test session."""
     if request.param == "sqlite":
         path: Path = tmp_path_factory.mktemp("sqlite") / "hub.db"
         url = f"sqlite+aiosqlite:///{path}"
@@ -52,6 +55,21 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture(scope="session")
+def db_url(owner_url: str) -> str:
+    """The URL the app connects with: on PostgreSQL, its non-owner role (row-level security)."""
+    if owner_url.startswith("sqlite"):
+        return owner_url
+    return prepare_app_role(owner_url)
+
+
+@pytest.fixture(scope="session")
+async def owner_engine(owner_url: str, db_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(owner_url)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture(scope="session")
 async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(db_url)
     yield engine
@@ -59,9 +77,10 @@ async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
 
 
 @pytest.fixture
-async def session(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
-    """A session inside a transaction that is rolled back after the test."""
-    async with engine.connect() as conn:
+async def session(owner_engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
+    """A session inside a transaction that is rolled back after the test (the owner's: for tests
+    of the database itself, which make tables of their own)."""
+    async with owner_engine.connect() as conn:
         trans = await conn.begin()
         session = AsyncSession(
             bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False
@@ -74,12 +93,12 @@ async def session(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
 
 
 @pytest.fixture
-async def database(engine: AsyncEngine) -> AsyncIterator[Database]:
-    """A committing database; every table is emptied after the test."""
+async def database(engine: AsyncEngine, owner_engine: AsyncEngine) -> AsyncIterator[Database]:
+    """A committing database (the app's role); every table is emptied after the test."""
     try:
         yield Database(engine)
     finally:
-        await truncate_all(engine)
+        await truncate_all(owner_engine)
 
 
 def make_settings(db_url: str = "sqlite+aiosqlite:///:memory:", **overrides: object) -> Settings:

@@ -11,8 +11,10 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from hub.core.rls_ddl import disable_tenant_rls, enable_tenant_rls
+
 revision: str = "0701"
-down_revision: str | None = "0302"
+down_revision: str | None = "0401"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -64,9 +66,13 @@ def upgrade() -> None:
             "tenant_id", "catalog_id", name=op.f("uq_catalog_drift_tenant_id_catalog_id")
         ),
     )
+    enable_tenant_rls(op, "server_probes")
+    enable_tenant_rls(op, "catalog_drift")
 
 
 def downgrade() -> None:
+    disable_tenant_rls(op, "catalog_drift")
+    disable_tenant_rls(op, "server_probes")
     op.drop_table("catalog_drift")
     op.drop_index("ix_server_probes_next_probe_at", table_name="server_probes")
     op.drop_table("server_probes")

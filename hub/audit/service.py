@@ -24,7 +24,7 @@ from hub.audit.actions import Action, Outcome
 from hub.audit.chain import ChainCheck, Verification, link_hash, normalise_details
 from hub.audit.repository import AuditFilters
 from hub.auth.caller import TenantAccess
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.logging import current_client_request_id
 from hub.core.pagination import Page, PageParams
@@ -71,6 +71,20 @@ async def record(
     client_request_id = current_client_request_id()
     if client_request_id is not None:
         details = {**(details or {}), "client_request_id": client_request_id}
+    async with rls.within(session, tenant_id or rls.PLATFORM):  # the chain's own scope
+        await _append(session, tenant_id, actor_id, action, resource, request_id, outcome, details)
+
+
+async def _append(
+    session: AsyncSession,
+    tenant_id: TenantId | None,
+    actor_id: uuid.UUID | None,
+    action: Action,
+    resource: str,
+    request_id: str | None,
+    outcome: Outcome,
+    details: dict[str, Any] | None,
+) -> None:
     head = await repository.lock_head(session, tenant_id)
     event = AuditEvent(
         id=uuid.uuid4(),
@@ -123,17 +137,18 @@ async def record_failure(
     """Record an event in a fresh short transaction of its own (never raises): a denied or
     failed attempt after its request rolled back, or a tool call after it ran."""
     try:
-        async with db.session(write=True) as session:
-            await record(
-                session,
-                tenant_id=tenant_id,
-                actor_id=actor_id,
-                action=action,
-                resource=resource,
-                request_id=request_id,
-                outcome=outcome,
-                details=details,
-            )
+        with rls.scope(tenant_id or rls.PLATFORM):
+            async with db.session(write=True) as session:
+                await record(
+                    session,
+                    tenant_id=tenant_id,
+                    actor_id=actor_id,
+                    action=action,
+                    resource=resource,
+                    request_id=request_id,
+                    outcome=outcome,
+                    details=details,
+                )
     except Exception:  # the audit of a failure must not turn it into a 500
         log.exception("could not record audit event for %s", action)
 
@@ -149,24 +164,27 @@ async def verify_chain(db: Database, tenant_id: TenantId | None) -> Verification
     """Walk one chain from its first row to its head and report the first row that breaks it.
 
     One read transaction (a snapshot on both backends: the head and the rows agree even while
-    writers append), read in keyset batches of :data:`BATCH` rows."""
-    async with db.snapshot() as session:
-        head = await repository.read_head(session, tenant_id)
-        check = ChainCheck()
-        after = 0
-        while True:
-            rows = await repository.chain_rows(
-                session, tenant_id, after_seq=after, limit=BATCH, up_to_seq=head.seq
-            )
-            if not all(check.feed(row) for row in rows) or len(rows) < BATCH:
-                break
-            after = rows[-1].seq
-        result = check.finish(head.seq, head.last_hash, head.last_id)
-        if result.ok:
-            extra = await repository.first_row_beyond(session, tenant_id, head.seq)
-            if extra is not None:
-                return Verification(False, result.checked + 1, extra, "beyond_head", head.last_hash)
-        return result
+    writers append), read in keyset batches of :data:`BATCH` rows, in the chain's RLS scope."""
+    with rls.scope(tenant_id or rls.PLATFORM):
+        async with db.snapshot() as session:
+            head = await repository.read_head(session, tenant_id)
+            check = ChainCheck()
+            after = 0
+            while True:
+                rows = await repository.chain_rows(
+                    session, tenant_id, after_seq=after, limit=BATCH, up_to_seq=head.seq
+                )
+                if not all(check.feed(row) for row in rows) or len(rows) < BATCH:
+                    break
+                after = rows[-1].seq
+            result = check.finish(head.seq, head.last_hash, head.last_id)
+            if result.ok:
+                extra = await repository.first_row_beyond(session, tenant_id, head.seq)
+                if extra is not None:
+                    return Verification(
+                        False, result.checked + 1, extra, "beyond_head", head.last_hash
+                    )
+            return result
 
 
 async def export_events(
@@ -176,10 +194,11 @@ async def export_events(
     transaction (a slow client never holds one open)."""
     after = 0
     while True:
-        async with db.session(write=False) as session:
-            rows = await repository.chain_rows(
-                session, tenant_id, after_seq=after, limit=BATCH, filters=filters
-            )
+        with rls.scope(tenant_id or rls.PLATFORM):
+            async with db.session(write=False) as session:
+                rows = await repository.chain_rows(
+                    session, tenant_id, after_seq=after, limit=BATCH, filters=filters
+                )
         if rows:
             yield rows
         if len(rows) < BATCH:

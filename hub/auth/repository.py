@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import String, bindparam, column, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.core import rls
 from hub.models import ApiKey, Principal, Tenant
 
 __all__ = ["KeyRecord", "find_key", "touch_last_used"]
@@ -63,11 +64,33 @@ _FIND_KEY = (
 )
 
 
+# On PostgreSQL the key is read before its tenant is known, so row-level security would hide it:
+# the same query runs in a SECURITY DEFINER function (migration 0401), typed like _FIND_KEY.
+# It also sets the connection's RLS scope to the key's tenant and returns it (``scope``).
+_FIND_KEY_DEFINER = text(
+    "SELECT api_key_id, key_hash, revoked_at, expires_at, last_used_at, principal_id,"
+    " tenant_id, kind, role, is_platform_admin, disabled_at, grants_version, tenant_status,"
+    " scope FROM hub_auth_key(:key_id)"
+).columns(
+    *(
+        column(f"c{i}", selected.type)  # matched by position, typed like _FIND_KEY's
+        for i, selected in enumerate(_FIND_KEY.selected_columns)
+    ),
+    column("scope", String()),
+)
+
+
 async def find_key(session: AsyncSession, key_id: str) -> KeyRecord | None:
     """The key ``key_id`` with its principal (``grants_version`` included) and tenant status,
     in one query."""
-    row = (await session.execute(_FIND_KEY, {"key_id": key_id})).one_or_none()
-    return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
+    if session.get_bind().dialect.name != "postgresql":
+        row = (await session.execute(_FIND_KEY, {"key_id": key_id})).one_or_none()
+        return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
+    values = cast(
+        "tuple[Any, ...]", (await session.execute(_FIND_KEY_DEFINER, {"key_id": key_id})).one()
+    )
+    await rls.set_by_statement(session, str(values[-1]))
+    return None if values[0] is None else KeyRecord(*values[:-1])
 
 
 async def touch_last_used(

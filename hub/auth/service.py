@@ -5,6 +5,8 @@ one query on the request's own session for the key row, its principal (with ``gr
 and its tenant's status (:func:`hub.core.db.preliminary_reads`: a write request's authentication
 never takes the write lock) → HMAC compare in constant time (computed even for an unknown id) →
 revoked, expired, disabled principal or tenant. Every failure raises the same ``Unauthorized``.
+On PostgreSQL the key is read by a ``SECURITY DEFINER`` function (its tenant is not known yet, so
+row-level security would hide it); once admitted, the caller's tenant is the request's RLS scope.
 Nothing about a key is cached: each request reads its row, so revoking, expiring or disabling
 takes effect on the very next request, on every replica.
 
@@ -27,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.auth import repository
 from hub.auth.caller import Caller
 from hub.auth.key_format import ParsedKey, hash_key
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import preliminary_reads
 from hub.core.errors import Unauthorized
 from hub.core.tenancy import TenantId
@@ -45,9 +47,13 @@ async def authenticate(
 ) -> Caller:
     """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise."""
     computed = hash_key(pepper, key.full)
+    rls.expect_scope_from_statement()  # the key's read sets the scope (PostgreSQL)
     async with preliminary_reads(session):
         record = await repository.find_key(session, key.key_id)
         caller = _admit(record, computed, request_id)
+        # row-level security's scope from here on: the caller's tenant (the platform admin's
+        # own rows belong to no tenant); the key itself was read by a SECURITY DEFINER function
+        await rls.enter(session, caller.tenant_id or rls.PLATFORM)
         last_used = record.last_used_at if record is not None else None
         now = clock.now()
         if last_used is None or last_used < now - LAST_USED_INTERVAL:

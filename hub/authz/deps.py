@@ -20,6 +20,7 @@ from hub.auth.deps import CallerDep
 from hub.authz import repository
 from hub.authz.decider import Effect, RouteDecider
 from hub.authz.throttle import enforce
+from hub.core import rls
 from hub.core.components import components_of
 from hub.core.db import preliminary_reads
 from hub.core.deps import SessionDep
@@ -77,8 +78,10 @@ async def get_tenant_access(
     if tenant_uuid is None:
         raise NotFound()
     if caller.is_platform_admin:
-        # the platform admin's path resolution mints the tenant it acts in
-        return _with_checker(request, session, TenantAccess(caller, TenantId._mint(tenant_uuid)))
+        # the platform admin's path resolution mints the tenant it acts in, and enters its scope
+        tenant = TenantId._mint(tenant_uuid)
+        await rls.enter(session, tenant)
+        return _with_checker(request, session, TenantAccess(caller, tenant))
     if own is None or own.value != tenant_uuid:
         raise NotFound()  # another tenant's id or slug reads exactly like an absent one
     return _with_checker(request, session, TenantAccess(caller, own))

@@ -43,7 +43,9 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
-from hub.core import sqlite
+from hub.core import rls, sqlite
+
+_ = rls  # its session hook sets row-level security's scope on every PostgreSQL transaction
 
 __all__ = ["Database", "create_engine", "preliminary_reads", "sqlite_file"]
 

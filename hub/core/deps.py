@@ -19,6 +19,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.core import rls
 from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.settings import Settings
@@ -62,6 +63,7 @@ def get_database(request: Request) -> Database:
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     db = get_database(request)
+    await rls.enter(None, None)  # no scope until authentication enters the caller's
     async with db.sessionmaker(write=_writes(request))() as session:
         request.state.db_session = session
         try:

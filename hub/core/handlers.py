@@ -15,7 +15,7 @@ from typing import Any, cast
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: TID251
 
 from hub.core.components import components_of
@@ -128,6 +128,26 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(ServiceUnavailable().body(request_id_of(request)), 503)
 
 
+#: SQLSTATEs of a server that is away: connection exceptions (08), shutting down, crashed or
+#: starting up (57P01-57P03), out of connections or memory (53).
+_UNAVAILABLE_STATES = ("08", "57P01", "57P02", "57P03", "53")
+
+
+def _server_unavailable(exc: DBAPIError) -> bool:
+    if exc.connection_invalidated:  # SQLAlchemy saw a disconnect and emptied the pool
+        return True
+    state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+    return isinstance(state, str) and state.startswith(_UNAVAILABLE_STATES)
+
+
+async def _dbapi_error(request: Request, exc: Exception) -> JSONResponse:
+    # With asyncpg, a connection the server closed mid-statement and a server still starting up
+    # (a database restart) are plain DBAPIErrors: a 503 like any unreachable database.
+    if isinstance(exc, DBAPIError) and _server_unavailable(exc):
+        return await _database_error(request, exc)
+    raise exc
+
+
 async def _integrity_error(request: Request, exc: Exception) -> JSONResponse:
     # Two requests raced past the same uniqueness check (a slug, a handle, a grant): the database's
     # constraint decided, and the loser gets the 409 the check would have given it.
@@ -144,4 +164,5 @@ def install_exception_handlers(app: FastAPI) -> None:
     app.add_exception_handler(IntegrityError, _integrity_error)
     app.add_exception_handler(OperationalError, _database_error)
     app.add_exception_handler(InterfaceError, _database_error)
+    app.add_exception_handler(DBAPIError, _dbapi_error)
     app.add_exception_handler(ConnectionRefusedError, _database_error)

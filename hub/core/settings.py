@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     env: Literal["development", "production"] = "development"
     data_dir: Path = Path(".hub")
     database_url: str = DEFAULT_SQLITE_URL
+    # PostgreSQL's two roles (README "Database roles"): the app connects as a non-owner role held to
+    # row-level security; ``hub db upgrade`` connects as the schema's owner (this URL; unset: the
+    # app's) and grants the app role (``HUB_DATABASE_APP_ROLE``) what it needs.
+    database_owner_url: str | None = None
+    database_app_role: str | None = Field(default=None, pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     database_pool_size: int = Field(default=10, ge=1, le=200)
 
     # Secrets: a keyring "kid:base64(32 bytes),kid2:…", the active key id, the API-key pepper.
@@ -195,6 +200,11 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+    @property
+    def migration_url(self) -> str:
+        """The URL migrations run on: the owner's (``HUB_DATABASE_OWNER_URL``) or the app's."""
+        return self.database_owner_url or self.database_url
 
     @property
     def public_base_url(self) -> str:

@@ -45,7 +45,7 @@ from typing import IO, Any
 
 import sqlalchemy as sa
 
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import Database, sqlite_file
 from hub.core.jobs import JOBS_TABLE, JobRegistry, JobRun, JobSpec, RunAgain, upsert
 from hub.core.metrics import Metrics
@@ -55,6 +55,10 @@ __all__ = ["WorkerRunner", "Workers", "holder_id"]
 log = logging.getLogger("hub.workers")
 
 J = JOBS_TABLE.c
+_CLAIM_DEFINER = sa.text(
+    "SELECT id, kind, key, tenant_id, due_at, attempts"
+    " FROM hub_claim_jobs(:kinds, :leases, :now, :lim, :holder)"
+).columns(J.id, J.kind, J.key, J.tenant_id, J.due_at, J.attempts)
 
 
 def holder_id() -> str:
@@ -141,6 +145,11 @@ class WorkerRunner:
         recurring = [spec for spec in self.registry if spec.every_s is not None]
         if not recurring:
             return
+        # the singletons belong to no tenant: the platform's row-level-security scope
+        with rls.scope(rls.PLATFORM):
+            await self._insert_recurring(recurring)
+
+    async def _insert_recurring(self, recurring: list[JobSpec]) -> None:
         async with self.db.session(write=True) as session:
             for spec in recurring:
                 values = {
@@ -156,6 +165,36 @@ class WorkerRunner:
     async def claim(self, limit: int) -> list[Claimed]:
         """Claim up to ``limit`` due jobs in one short transaction."""
         now = clock.now()
+        if not self.db.is_sqlite:
+            claimed = await self._claim_definer(now, limit)
+        else:
+            claimed = await self._claim_sqlite(now, limit)
+        for job in claimed:
+            lag = max(0.0, (now - job.due_at).total_seconds())
+            self.metrics.worker_lag.labels(job=job.kind).observe(lag)
+        return claimed
+
+    async def _claim_definer(self, now: datetime, limit: int) -> list[Claimed]:
+        """PostgreSQL: every tenant's due rows, through the SECURITY DEFINER function of
+        migration 0401 (row-level security would show this session none of them)."""
+        kinds = self.registry.kinds
+        leases = [float(self.registry.get(kind).lease_s) for kind in kinds]
+        async with self.db.session(write=True) as session:
+            rows = (
+                await session.execute(
+                    _CLAIM_DEFINER,
+                    {
+                        "kinds": kinds,
+                        "leases": leases,
+                        "now": now,
+                        "lim": limit,
+                        "holder": self.holder,
+                    },
+                )
+            ).all()
+        return sorted((Claimed(*row) for row in rows), key=lambda job: job.due_at)
+
+    async def _claim_sqlite(self, now: datetime, limit: int) -> list[Claimed]:
         async with self.db.session(write=True) as session:
             query = (
                 sa.select(J.id, J.kind, J.key, J.tenant_id, J.due_at, J.attempts)
@@ -176,14 +215,13 @@ class WorkerRunner:
                     .values(holder=self.holder, lease_until=now + timedelta(seconds=spec.lease_s))
                 )
                 claimed.append(Claimed(*row))
-        for job in claimed:
-            lag = max(0.0, (now - job.due_at).total_seconds())
-            self.metrics.worker_lag.labels(job=job.kind).observe(lag)
         return claimed
 
     async def _run_one(self, job: Claimed) -> None:
         spec = self.registry.get(job.kind)
         run = JobRun(job.kind, job.key, job.tenant_id, job.attempts, self.db, self.stop)
+        # the job's row, its handler's sessions and the tasks it starts: the job's tenant's scope
+        rls.enter_job(job.tenant_id)
         heartbeat = asyncio.create_task(self._heartbeat(job, spec))
         started = time.perf_counter()
         try:

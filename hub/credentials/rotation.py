@@ -16,8 +16,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hub.core import rls
 from hub.core.crypto import AAD_PREFIX, CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
+from hub.core.tenant_passes import every_tenant
 from hub.credentials import repository
 from hub.models.credential import ENCRYPTED_FIELDS
 
@@ -32,12 +34,37 @@ class RotationReport:
 
 
 async def remaining_by_key_id(db: Database, keyring: Keyring) -> dict[str, int]:
-    async with db.session(write=False) as session:
-        counts = await repository.count_by_key_id_all_tenants(session)
+    counts: dict[str, int] = {}
+    for scope in await every_tenant(db, reason="key rotation counts every tenant's fields"):
+        with rls.scope(scope):
+            async with db.session(write=False) as session:
+                for key_id, n in (await repository.count_by_key_id_all_tenants(session)).items():
+                    counts[key_id] = counts.get(key_id, 0) + n
     return {k: n for k, n in counts.items() if k != keyring.active_key_id}
 
 
 async def rotate_credentials(
+    db: Database,
+    keyring: Keyring,
+    *,
+    batch_size: int = 200,
+    lock_wait_s: float = 30.0,
+    on_batch: Callable[[int], None] | None = None,
+) -> RotationReport:
+    """Rewrap every tenant's credentials, one tenant after the other (row-level security)."""
+    rewrapped = 0
+    unusable = 0
+    for scope in await every_tenant(db, reason="key rotation rewraps every tenant's rows"):
+        with rls.scope(scope):
+            report = await _rotate_in_scope(
+                db, keyring, batch_size=batch_size, lock_wait_s=lock_wait_s, on_batch=on_batch
+            )
+        rewrapped += report.rewrapped_rows
+        unusable += report.unusable_rows
+    return RotationReport(rewrapped, await remaining_by_key_id(db, keyring), unusable)
+
+
+async def _rotate_in_scope(
     db: Database,
     keyring: Keyring,
     *,
@@ -76,6 +103,5 @@ async def rotate_credentials(
         # rows left are locked by another rotation or a credential update: wait for them
         waited_since = waited_since or loop.time()
         if not left or loop.time() - waited_since > lock_wait_s:
-            remaining = await remaining_by_key_id(db, keyring)
-            return RotationReport(rewrapped, remaining, len(unusable))
+            return RotationReport(rewrapped, {}, len(unusable))  # counted once, at the end
         await asyncio.sleep(0.05)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import uuid
 
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.jobs import JobRegistry, JobRun
+from hub.core.tenant_passes import every_tenant
 from hub.core.tenancy import system_scope
 from hub.drift import repository
 from hub.drift.watch import DriftWatch, ProbeResult
@@ -46,7 +47,18 @@ async def _probe_safely(
 
 async def drift_pass(db: Database, watch: DriftWatch, run: JobRun | None = None) -> int:
     """One pass: probe every due server (in batches), then drop the marks of versions nothing
-    pins; how many probes were made."""
+    pins; how many probes were made. On PostgreSQL the pass runs tenant by tenant, each in its
+    own row-level-security scope (no wider scope exists); on SQLite it is one unscoped pass."""
+    probed = 0
+    for tenant_scope in await every_tenant(db, reason="drift watch: every tenant's servers"):
+        if run is not None and run.stop.is_set():
+            break
+        with rls.scope(tenant_scope):
+            probed += await _pass_in_scope(db, watch, run)
+    return probed
+
+
+async def _pass_in_scope(db: Database, watch: DriftWatch, run: JobRun | None) -> int:
     probed = 0
     seen: set[uuid.UUID] = set()
     while run is None or not run.stop.is_set():

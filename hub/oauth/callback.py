@@ -33,7 +33,7 @@ from typing import Any
 
 from hub.audit.actions import Action
 from hub.audit.service import record
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.errors import OAuthFailed
 from hub.core.logging import current_request_id
@@ -81,12 +81,19 @@ def _refused(reason: str, labels: _Labels | None = None) -> CallbackOutcome:
 
 
 async def _claim(db: Database, state: str) -> tuple[TenantId, OAuthAuthorization] | None:
+    digest = state_digest(state)
+    async with db.session(write=False) as read:
+        # before its tenant is known (a SECURITY DEFINER function on PostgreSQL)
+        owner = await repository.tenant_of_state(read, digest)
+    if owner is None:
+        return None
+    # the state is the capability, and its row names the tenant the callback acts in
+    tenant_id = system_scope(owner, reason="oauth callback: the state row's tenant")
+    await rls.enter(None, tenant_id)  # the rest of the callback acts in that tenant
     async with db.session(write=True) as session:
-        row = await repository.find_by_state_all_tenants(session, state_digest(state))
+        row = await repository.find_by_state_all_tenants(session, digest)
         if row is None:
             return None
-        # the state is the capability, and its row names the tenant the callback acts in
-        tenant_id = system_scope(row.tenant_id, reason="oauth callback: the state row's tenant")
         if not await repository.claim_authorization(session, tenant_id, row.id, clock.now()):
             return None
     return tenant_id, row

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, union_all, update
+from sqlalchemy import Uuid, and_, column, func, or_, select, text, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.tenancy import TenantId, scoped
@@ -35,6 +35,7 @@ __all__ = [
     "lock_credential",
     "lock_due_all_tenants",
     "lock_to_rewrap_all_tenants",
+    "tenant_of_state",
     "update_credential",
     "update_sealed",
     "write_by_holder",
@@ -52,6 +53,21 @@ async def get_authorization(
     session: AsyncSession, tenant_id: TenantId, authorization_id: uuid.UUID
 ) -> OAuthAuthorization | None:
     query = scoped(OAuthAuthorization, tenant_id).where(OAuthAuthorization.id == authorization_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+_STATE_TENANT_DEFINER = text("SELECT hub_oauth_state_tenant(:digest)").columns(
+    column("hub_oauth_state_tenant", Uuid())
+)
+
+
+async def tenant_of_state(session: AsyncSession, digest: str) -> uuid.UUID | None:
+    """The tenant of the flow whose state has ``digest``, before that tenant is known: on
+    PostgreSQL through a SECURITY DEFINER function (row-level security would hide the row)."""
+    if session.get_bind().dialect.name == "postgresql":
+        found = (await session.execute(_STATE_TENANT_DEFINER, {"digest": digest})).scalar()
+        return found if isinstance(found, uuid.UUID) else None
+    query = select(OAuthAuthorization.tenant_id).where(OAuthAuthorization.state_hash == digest)
     return (await session.execute(query)).scalar_one_or_none()
 
 

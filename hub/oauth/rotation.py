@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from hub.core import rls
 from hub.core.crypto import CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
+from hub.core.tenant_passes import every_tenant
 from hub.models import OAuthAuthorization, OAuthClient
 from hub.oauth import repository
 from hub.oauth.sealed import CLIENT_AAD, STATE_AAD
@@ -27,8 +29,14 @@ TABLES: tuple[tuple[type[Any], bytes, tuple[str, ...]], ...] = (
 
 
 async def oauth_fields_by_key_id(db: Database) -> dict[str, int]:
-    async with db.session(write=False) as session:
-        return await repository.count_sealed_by_key_id_all_tenants(session, TABLES)
+    counts: dict[str, int] = {}
+    for scope in await every_tenant(db, reason="OAuth key ids of every tenant"):
+        with rls.scope(scope):
+            async with db.session(write=False) as session:
+                found = await repository.count_sealed_by_key_id_all_tenants(session, TABLES)
+        for key_id, n in found.items():
+            counts[key_id] = counts.get(key_id, 0) + n
+    return counts
 
 
 def keyring_covers_oauth_rows(keyring: Keyring) -> Callable[[Database], Awaitable[str | None]]:
@@ -45,7 +53,15 @@ def keyring_covers_oauth_rows(keyring: Keyring) -> Callable[[Database], Awaitabl
 
 async def rotate_oauth_fields(db: Database, keyring: Keyring, *, batch_size: int = 200) -> int:
     """Rewrap every OAuth field not under the active key; the rows rewrapped (rows that do not
-    decrypt are skipped: ``/readyz`` names their key)."""
+    decrypt are skipped: ``/readyz`` names their key), one tenant after the other."""
+    done = 0
+    for scope in await every_tenant(db, reason="key rotation rewraps every tenant's rows"):
+        with rls.scope(scope):
+            done += await _rotate_in_scope(db, keyring, batch_size)
+    return done
+
+
+async def _rotate_in_scope(db: Database, keyring: Keyring, batch_size: int) -> int:
     done = 0
     for model, prefix, fields in TABLES:
         skip: set[Any] = set()

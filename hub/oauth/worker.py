@@ -17,10 +17,11 @@ import logging
 import uuid
 from datetime import datetime, timedelta
 
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.jobs import JobRegistry, JobRun
 from hub.core.tenancy import TenantId, system_scope
+from hub.core.tenant_passes import every_tenant
 from hub.models import Credential
 from hub.oauth import repository
 from hub.oauth.refresh import TokenRefresher
@@ -38,6 +39,19 @@ async def _claim_due(
 ) -> list[tuple[TenantId, Credential, str]]:
     now = clock.now()
     due_before = now + timedelta(seconds=refresher.config.refresh_ahead_s)
+    claims: list[tuple[TenantId, Credential, str]] = []
+    # row-level security shows one tenant at a time: the pass claims tenant after tenant
+    for scope in await every_tenant(db, reason="oauth refresher: every tenant's tokens"):
+        if len(claims) >= BATCH:
+            break
+        with rls.scope(scope):
+            claims.extend(await _claim_due_in_scope(db, refresher, now, due_before))
+    return claims
+
+
+async def _claim_due_in_scope(
+    db: Database, refresher: TokenRefresher, now: datetime, due_before: datetime
+) -> list[tuple[TenantId, Credential, str]]:
     claims: list[tuple[TenantId, Credential, str]] = []
     async with db.session(write=True) as session:
         for row in await repository.lock_due_all_tenants(session, due_before, now, BATCH):
@@ -69,7 +83,7 @@ async def refresh_pass(db: Database, refresher: TokenRefresher) -> int:
     claims = await _claim_due(db, refresher)
     for tenant_id, row, holder in claims:
         # a failure is audited (and a dead grant marked ``error``) by the refresher
-        with contextlib.suppress(TokenUnavailable):
+        with contextlib.suppress(TokenUnavailable), rls.scope(tenant_id):
             await refresher.run_claimed(db, tenant_id, row, holder)
     return len(claims)
 

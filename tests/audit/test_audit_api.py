@@ -20,6 +20,7 @@ from hub.audit.chain import GENESIS, link_hash
 from hub.core import clock
 from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
+from tests.support.databases import as_owner
 from tests.support.factories import Actor, make_platform_admin, make_principal
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
@@ -123,7 +124,7 @@ async def test_verify_names_the_first_bad_row(
 async def _change_resource(database: Database, event_id: str) -> None:
     """Change one audit row as the database owner would (past the append-only trigger)."""
     row_id = event_id if not database.is_sqlite else event_id.replace("-", "")
-    async with database.engine.begin() as conn:
+    async with as_owner(database.engine) as owner, owner.begin() as conn:
         if not database.is_sqlite:
             await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
         await conn.execute(

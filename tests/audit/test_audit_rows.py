@@ -11,6 +11,7 @@ from sqlalchemy import select, text
 
 from hub.models import AuditEvent
 from tests.peers.fixtures import handmade_peer, oauth_peers
+from tests.support.databases import owner_session
 from tests.support.route_world import ROUTES, World, call, settings, world
 from tests.support.stories import audit_count
 
@@ -31,7 +32,7 @@ async def test_every_mutation_writes_exactly_one_audit_row(world: World) -> None
         before = await audit_count(world.db)
         response = await call(world, route, ids, actor)
         assert response.status_code == route.success, (name, response.text)
-        async with world.db.session(write=False) as session:
+        async with owner_session(world.db, write=False) as session:
             newest = (
                 await session.execute(
                     select(AuditEvent).order_by(AuditEvent.at.desc(), AuditEvent.id).limit(1)

@@ -20,6 +20,7 @@ from hub.audit.service import record, verify_chain
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
 from hub.models import AuditEvent
+from tests.support.databases import as_owner, owner_session
 from tests.support.factories import make_tenant, scope_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 async def _write(db: Database, scope: TenantId | None, n: int, **details: object) -> None:
     for i in range(n):
-        async with db.session() as session:
+        async with owner_session(db) as session:
             await record(
                 session,
                 tenant_id=scope,
@@ -44,7 +45,7 @@ async def _rows(db: Database, scope: TenantId | None) -> list[AuditEvent]:
     query = query.where(
         AuditEvent.tenant_id.is_(None) if scope is None else AuditEvent.tenant_id == scope.value
     )
-    async with db.session(write=False) as session:
+    async with owner_session(db, write=False) as session:
         return list((await session.execute(query)).scalars().all())
 
 
@@ -53,18 +54,18 @@ async def _as_owner(db: Database) -> AsyncIterator[None]:
     """Let this test change audit rows as the owner would: the append-only trigger off."""
     postgres = not db.is_sqlite
     if postgres:
-        async with db.engine.begin() as conn:
+        async with as_owner(db.engine) as owner, owner.begin() as conn:
             await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
     try:
         yield
     finally:
         if postgres:
-            async with db.engine.begin() as conn:
+            async with as_owner(db.engine) as owner, owner.begin() as conn:
                 await conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
 
 
 async def _tamper(db: Database, statement: str, **params: object) -> None:
-    async with _as_owner(db), db.engine.begin() as conn:
+    async with _as_owner(db), as_owner(db.engine) as owner, owner.begin() as conn:
         await conn.execute(text(statement), params)
 
 
@@ -96,8 +97,8 @@ async def test_the_append_only_trigger_still_refuses_changes(
     if database.is_sqlite:
         pytest.skip("the trigger is PostgreSQL's")
     await _write(database, tenant, 1)
-    with pytest.raises(Exception, match="append-only"):
-        async with database.engine.begin() as conn:
+    with pytest.raises(Exception, match="append-only"):  # even the owner's (RLS aside)
+        async with as_owner(database.engine) as owner, owner.begin() as conn:
             await conn.execute(text("UPDATE audit_events SET resource = 'x'"))
 
 
@@ -192,7 +193,7 @@ async def test_concurrent_writers_in_two_processes_never_fork_a_chain(
 
 
 async def test_an_unknown_action_is_refused(database: Database, tenant: TenantId) -> None:
-    async with database.session() as session:
+    async with owner_session(database) as session:
         with pytest.raises(ValueError, match="not a valid Action"):
             await record(
                 session,

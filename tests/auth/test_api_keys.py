@@ -15,6 +15,7 @@ from hub.core import clock
 from hub.core.db import Database
 from hub.models import ApiKey, Principal, Tenant
 from tests.conftest import ClockControl
+from tests.support.databases import owner_session
 from tests.support.factories import PEPPER, make_platform_admin, make_principal, make_tenant
 
 
@@ -102,7 +103,7 @@ async def test_every_failure_is_the_same_401(
     disabled = await make_principal(database, tenant.id)
     off_tenant = await make_tenant(database)
     in_disabled_tenant = await make_principal(database, off_tenant.id)
-    async with database.session() as session:
+    async with owner_session(database) as session:
         await session.execute(
             update(ApiKey)
             .where(ApiKey.principal_id == revoked.principal_id)
@@ -187,7 +188,7 @@ async def test_rolled_key_works_until_its_expiry(
 ) -> None:
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         key_row = (
             await session.execute(select(ApiKey).where(ApiKey.principal_id == admin.principal_id))
         ).scalar_one()

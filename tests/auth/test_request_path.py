@@ -23,6 +23,7 @@ from hub.core import clock
 from hub.core.db import Database
 from hub.models import ApiKey
 from tests.conftest import ClockControl
+from tests.support.databases import owner_session
 from tests.support.factories import make_platform_admin, make_principal, make_server
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
@@ -119,7 +120,7 @@ async def test_revoked_key_fails_on_the_next_request_on_a_warm_pool(
 ) -> None:
     url = team.url("servers", "linear")
     await _warm(client, url, team.admin.headers)
-    async with database.session() as session:  # as another replica or the CLI would
+    async with owner_session(database) as session:  # as another replica or the CLI would
         await session.execute(
             update(ApiKey)
             .where(ApiKey.principal_id == team.admin.principal_id)
@@ -131,7 +132,7 @@ async def test_revoked_key_fails_on_the_next_request_on_a_warm_pool(
 async def test_expired_key_fails_on_the_next_request_on_a_warm_pool(
     client: httpx2.AsyncClient, database: Database, team: TenantAdmin, clock_control: ClockControl
 ) -> None:
-    async with database.session() as session:
+    async with owner_session(database) as session:
         await session.execute(
             update(ApiKey)
             .where(ApiKey.principal_id == team.admin.principal_id)
@@ -193,13 +194,13 @@ async def test_authenticating_a_write_never_waits_for_the_write_lock(
     if not database.is_sqlite:
         pytest.skip("SQLite's database-wide write lock")
     revoked = await make_principal(database, team.tenant_id)
-    async with database.session() as session:
+    async with owner_session(database) as session:
         await session.execute(
             update(ApiKey)
             .where(ApiKey.principal_id == revoked.principal_id)
             .values(revoked_at=clock.now())
         )
-    async with database.session(write=True) as holder:
+    async with owner_session(database, write=True) as holder:
         await holder.execute(text("SELECT 1"))  # BEGIN IMMEDIATE: the lock is held from here
         response = await asyncio.wait_for(
             client.post(
@@ -222,7 +223,7 @@ async def test_a_grant_check_never_waits_for_the_write_lock(
     body = {"principal_id": str(team.admin.principal_id), "resource": "server:x", "action": "read"}
     url = team.url("grants", "check")
     assert (await client.post(url, json=body, headers=team.admin.headers)).status_code == 200
-    async with database.session(write=True) as holder:
+    async with owner_session(database, write=True) as holder:
         await holder.execute(text("SELECT 1"))  # BEGIN IMMEDIATE: the lock is held from here
         response = await asyncio.wait_for(
             client.post(url, json=body, headers=team.admin.headers), timeout=5
@@ -240,7 +241,7 @@ async def test_a_read_never_waits_for_the_write_lock(
         pytest.skip("SQLite's database-wide write lock")
     url = team.url("servers", "linear")
     await _warm(client, url, team.admin.headers)  # last_used_at is fresh: no touch is due
-    async with database.session(write=True) as holder:
+    async with owner_session(database, write=True) as holder:
         await holder.execute(
             text("UPDATE servers SET url = 'https://changed.example/mcp' WHERE handle = 'linear'")
         )

@@ -17,6 +17,7 @@ import pytest
 
 from hub.core.db import Database
 from tests.peers.fixtures import handmade_peer, oauth_peers
+from tests.support.databases import owner_session
 from tests.support.factories import make_principal
 from tests.support.route_world import AUDIT_TABLES, ROUTES, World, call, settings, snapshot, world
 from tests.support.stories import TenantAdmin, make_tenant_admin
@@ -74,7 +75,7 @@ async def _reader_denied(db: Database, setup: TenantAdmin, kind: str, item: str)
     from tests.support.factories import scope_of
 
     reader = await make_principal(db, setup.tenant_id, role=None, name="reader")
-    async with db.session() as session:
+    async with owner_session(db) as session:
         for resource, action, effect in (
             (f"{kind}:*", "*", "allow"),
             (f"{kind}:{item}", "*", "deny"),

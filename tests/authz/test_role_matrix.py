@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from hub.models import ApiKey, Grant
 from tests.peers.fixtures import handmade_peer, oauth_peers
+from tests.support.databases import owner_session
 from tests.support.factories import make_principal, scope_of
 from tests.support.route_world import AUDIT_TABLES, ROUTES, World, call, settings, snapshot, world
 
@@ -30,7 +31,7 @@ async def test_every_route_touching_a_tenant_admin_refuses_a_non_admin(world: Wo
     t = world.a_ids["t"]
     admin_id = world.a_admin.principal_id
     manager = await make_principal(world.db, uuid.UUID(t), role=None, name="manager")
-    async with world.db.session() as session:
+    async with owner_session(world.db) as session:
         for resource in ("principal:*", "grant:*"):
             session.add(
                 Grant(
@@ -43,7 +44,7 @@ async def test_every_route_touching_a_tenant_admin_refuses_a_non_admin(world: Wo
                     conditions={},
                 )
             )
-    async with world.db.session(write=False) as session:
+    async with owner_session(world.db, write=False) as session:
         key = (
             await session.execute(select(ApiKey.id).where(ApiKey.principal_id == admin_id))
         ).scalar_one()

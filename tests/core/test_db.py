@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import Database
 from hub.core.dbtypes import UTCDateTime
+from tests.support.databases import as_owner
 
 _meta = MetaData()
 _probe = Table(
@@ -49,7 +50,8 @@ async def test_sqlite_pragmas(tmp_path: Path) -> None:
 async def test_concurrent_writers_queue_instead_of_failing(database: Database) -> None:
     """Write sessions take the lock at BEGIN, so read-then-write transactions never deadlock."""
     engine = database.engine
-    async with engine.begin() as conn:
+    # made by the owner (the app's role makes no tables; default privileges grant it this one)
+    async with as_owner(engine) as owner, owner.begin() as conn:
         await conn.execute(text("CREATE TABLE IF NOT EXISTS _probe_counter (n INTEGER NOT NULL)"))
         await conn.execute(text("DELETE FROM _probe_counter"))
         await conn.execute(text("INSERT INTO _probe_counter (n) VALUES (0)"))
@@ -68,7 +70,7 @@ async def test_concurrent_writers_queue_instead_of_failing(database: Database) -
         async with engine.connect() as conn:
             assert (await conn.execute(text("SELECT n FROM _probe_counter"))).scalar_one() == 10
     finally:
-        async with engine.begin() as conn:
+        async with as_owner(engine) as owner, owner.begin() as conn:
             await conn.execute(text("DROP TABLE _probe_counter"))
 
 

@@ -27,6 +27,10 @@ ALLOWED_SYSTEM_SCOPES = {
     "hub/oauth/worker.py",  # the refresher ahead of expiry acts for each claimed row's own tenant
     "hub/drift/worker.py",  # the drift watch probes each referenced server for its own tenant
     "hub/cli/audit.py",  # ``hub audit verify``: an operator checking every tenant's chain
+    # row-level security: a worker job acting for its own row's tenant, and a pass over every
+    # tenant (key rotation, readiness, the refresher), one scope after the other
+    "hub/core/rls.py",
+    "hub/core/tenant_passes.py",
 }
 
 

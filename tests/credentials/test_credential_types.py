@@ -14,6 +14,7 @@ from sqlalchemy import update
 
 from hub.core.db import Database
 from hub.models import Credential
+from tests.support.databases import owner_session
 from tests.support.stories import make_tenant_admin
 
 BODY = {"name": "c", "secret": "s3cret-value-0123456789", "api_base_url": "https://a.example.com"}
@@ -59,7 +60,7 @@ async def test_a_row_of_an_older_type_still_reads(
         setup.url("credentials"), json={**BODY, "type": "secret"}, headers=headers
     )
     cid = made.json()["data"]["id"]
-    async with database.session() as session:  # what an older replica could still write
+    async with owner_session(database) as session:  # what an older replica could still write
         await session.execute(
             update(Credential).where(Credential.id == uuid.UUID(cid)).values(type="password")
         )

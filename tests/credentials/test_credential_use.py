@@ -20,6 +20,7 @@ from hub.models import Grant
 from tests.conftest import make_settings
 from tests.peers.fixtures import HandmadePeerStarter, handmade_peer
 from tests.peers.handmade import HandmadePeer
+from tests.support.databases import owner_session
 from tests.support.factories import Actor, make_principal, scope_of
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
@@ -48,7 +49,7 @@ class World:
 async def _grants(
     db: Database, tenant: uuid.UUID, principal: uuid.UUID, *rows: tuple[str, str, str]
 ) -> None:
-    async with db.session() as session:
+    async with owner_session(db) as session:
         for resource, action, effect in rows:
             session.add(
                 Grant(

@@ -26,6 +26,7 @@ from hub.credentials.rotation import remaining_by_key_id, rotate_credentials
 from hub.credentials.vault import decrypt_for_use, load_usable_credential
 from hub.models import Credential
 from tests.conftest import TEST_KEY, make_settings
+from tests.support.databases import owner_session
 from tests.support.factories import make_principal, make_tenant, scope_of
 
 K2 = base64.b64encode(b"2" * 32).decode()
@@ -50,7 +51,7 @@ async def _create(
 async def _plain(
     db: Database, keyring: Keyring, tenant_id: uuid.UUID, cid: uuid.UUID
 ) -> str | None:
-    async with db.session(write=False) as session:
+    async with owner_session(db, write=False) as session:
         credential = await load_usable_credential(session, scope_of(tenant_id), cid)
 
     async def use(bearer: str | None) -> str | None:
@@ -75,7 +76,7 @@ async def test_ciphertext_moved_to_another_row_or_field_fails_uniformly(
     assert await _plain(database, keyring, ta.id, a1) == "secret-a1-0123456789"
 
     async def copy_secret(src: uuid.UUID, dst: uuid.UUID, field: str = "secret") -> None:
-        async with database.session() as session:
+        async with owner_session(database) as session:
             row = (
                 await session.execute(select(Credential).where(Credential.id == src))
             ).scalar_one()
@@ -99,7 +100,7 @@ async def test_ciphertext_moved_to_another_row_or_field_fails_uniformly(
             await _plain(database, keyring, tenant_id, cid)
         errors.append((str(info.value), info.value.__cause__, info.value.__context__))
     # another field of the same row: the secret's ciphertext read as the refresh token
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         row = (await session.execute(select(Credential).where(Credential.id == a1))).scalar_one()
     from hub.core.crypto import CredentialUnavailable, Sealed, credential_aad
 
@@ -120,7 +121,7 @@ async def test_single_bit_flip_fails_uniformly(
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)
     cid = await _create(client, tenant.id, admin.headers, "flip-me-0123456789ab")
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         row = (await session.execute(select(Credential).where(Credential.id == cid))).scalar_one()
     original_nonce, original_ct = (
         bytes(row.secret_nonce or b""),
@@ -135,14 +136,14 @@ async def test_single_bit_flip_fails_uniformly(
     for column, value, index in cases:
         flipped = bytearray(value)
         flipped[index] ^= 0x01
-        async with database.session() as session:
+        async with owner_session(database) as session:
             await session.execute(
                 update(Credential).where(Credential.id == cid).values({column: bytes(flipped)})
             )
         with pytest.raises(CredentialUnusable) as info:
             await _plain(database, keyring, tenant.id, cid)
         messages.add(str(info.value))
-        async with database.session() as session:
+        async with owner_session(database) as session:
             await session.execute(
                 update(Credential).where(Credential.id == cid).values({column: value})
             )
@@ -176,7 +177,7 @@ async def test_unusable_credentials_read_as_404(
     )
     foreign = await _create(client, other.id, other_admin.headers, "x-0123456789abcdefg")
     for cid in [password, errored, expired, foreign, uuid.uuid4()]:
-        async with database.session(write=False) as session:
+        async with owner_session(database, write=False) as session:
             with pytest.raises(NotFound):
                 await load_usable_credential(session, scope_of(tenant.id), cid)
 
@@ -213,7 +214,7 @@ async def test_rotation_round_trip(database: Database, db_url: str) -> None:
     with pytest.raises(CredentialUnusable):
         await _plain(database, k1, tenant.id, ids[0])
     # versions are untouched by rotation
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         versions = (await session.execute(select(Credential.version))).scalars().all()
     assert set(versions) == {1}
 
@@ -225,7 +226,7 @@ async def test_readyz_fails_naming_a_missing_key(database: Database, db_url: str
     async with app.router.lifespan_context(app), client:
         cid = await _create(client, tenant.id, admin.headers, "whatever-0123456789ab")
         assert (await client.get("/readyz")).status_code == 200
-        async with database.session() as session:
+        async with owner_session(database) as session:
             await session.execute(
                 update(Credential).where(Credential.id == cid).values(secret_key_id="k0")
             )
@@ -278,7 +279,7 @@ async def test_concurrent_rotations_and_updates_lose_nothing(
     assert await remaining_by_key_id(database, both) == {}
     for cid, value in expected.items():
         assert await _plain(database, both, tenant.id, cid) == value
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         rows = (await session.execute(select(Credential))).scalars().all()
     assert {r.secret_key_id for r in rows} == {"k2"}
     assert sorted(r.version for r in rows) == [1] * 20 + [2] * 20
@@ -347,7 +348,7 @@ async def test_a_secret_without_a_provider_origin_is_never_sent(
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)
     cid = await _create(client, tenant.id, admin.headers, "a-secret-0123456789ab")
-    async with database.session() as session:
+    async with owner_session(database) as session:
         await session.execute(
             update(Credential).where(Credential.id == cid).values(api_base_url=None)
         )

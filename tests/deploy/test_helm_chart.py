@@ -224,6 +224,20 @@ def test_existing_secret_can_give_the_migration_its_own_url() -> None:
     assert job_refs["HUB_API_KEY_PEPPER"] == ("mcp-hub-secrets", "api-key-pepper")
 
 
+def _plain_env(container: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+
+
+def test_the_migration_grants_the_app_role_and_only_it_knows_the_role() -> None:
+    objects = _objects("production")
+    job = _pod(objects, "Job")["spec"]["containers"][0]
+    assert _plain_env(job)["HUB_DATABASE_APP_ROLE"] == "hub_app"
+    deployment = _pod(objects, "Deployment")["spec"]["containers"][0]
+    assert "HUB_DATABASE_APP_ROLE" not in str(deployment) + str(_one(objects, "ConfigMap"))
+    defaults = _pod(_objects("defaults"), "Job")["spec"]["containers"][0]
+    assert "HUB_DATABASE_APP_ROLE" not in _plain_env(defaults)
+
+
 def test_defaults_hold_no_secret_and_the_notes_say_what_is_missing() -> None:
     with helm.Chart.load(CHART) as chart:
         defaults = chart.values["secrets"]
@@ -235,7 +249,9 @@ def test_defaults_hold_no_secret_and_the_notes_say_what_is_missing() -> None:
     assert "WARNING" not in render(INLINE_SECRETS)[1]
 
 
-@pytest.mark.parametrize("setting", ["HUB_API_KEY_PEPPER", "HUB_ENCRYPTION_KEYS", "HUB_PORT"])
+@pytest.mark.parametrize(
+    "setting", ["HUB_API_KEY_PEPPER", "HUB_ENCRYPTION_KEYS", "HUB_PORT", "HUB_DATABASE_OWNER_URL"]
+)
 def test_secrets_and_chart_owned_settings_are_refused_in_config(setting: str) -> None:
     with pytest.raises(helm.HelmError, match=f"config.{setting} is not allowed"):
         render({"config": {setting: "x"}})

@@ -31,6 +31,7 @@ from tests.peers.handmade_wire import (
     rpc_result,
     server_request,
 )
+from tests.support.databases import owner_session
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
 ERAS = ["modern", "legacy"]
@@ -49,7 +50,7 @@ def _wide_schema(objects: int) -> dict[str, Any]:
 
 
 async def _stored(database: Database) -> tuple[int, int]:
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         catalogs = (await session.execute(select(func.count()).select_from(Catalog))).scalar_one()
         eras = (await session.execute(select(func.count()).select_from(McpOriginEra))).scalar_one()
     return int(catalogs), int(eras)

@@ -37,7 +37,7 @@ from hub.egress import Fetcher
 from hub.models import Base
 from tests.conftest import make_settings
 from tests.fuzz.network import offline_fetcher
-from tests.support.databases import truncate_all
+from tests.support.databases import as_owner, truncate_all
 from tests.support.factories import (
     Actor,
     make_authorization,
@@ -306,7 +306,7 @@ async def _make_database(url: str) -> Database:
 
 async def _dump(db: Database) -> Rows:
     rows: Rows = {}
-    async with db.engine.connect() as conn:
+    async with as_owner(db.engine) as owner, owner.connect() as conn:
         for table in Base.metadata.sorted_tables:
             result = await conn.execute(select(table))
             rows[table.name] = [dict(row) for row in result.mappings()]
@@ -314,7 +314,7 @@ async def _dump(db: Database) -> Rows:
 
 
 async def _restore(db: Database, rows: Rows) -> None:
-    async with db.engine.begin() as conn:
+    async with as_owner(db.engine) as owner, owner.begin() as conn:
         for table in Base.metadata.sorted_tables:
             if rows.get(table.name):
                 await conn.execute(insert(table), rows[table.name])

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from hub.core.db import Database
 from hub.models import ApiKey, Grant, Principal
+from tests.support.databases import owner_session
 from tests.support.factories import Actor, make_principal, make_tenant, scope_of
 
 
@@ -33,7 +34,7 @@ async def _grant(
     db: Database, tenant: uuid.UUID, principal: uuid.UUID, resource: str, action: str, effect: str
 ) -> uuid.UUID:
     grant_id = uuid.uuid4()
-    async with db.session() as session:
+    async with owner_session(db) as session:
         session.add(
             Grant(
                 id=grant_id,
@@ -59,7 +60,7 @@ async def tenant(database: Database) -> Tenant:
 
 
 async def _admin_grant(database: Database, tenant: Tenant) -> uuid.UUID:
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         return (
             await session.execute(
                 select(Grant.id).where(
@@ -70,7 +71,7 @@ async def _admin_grant(database: Database, tenant: Tenant) -> uuid.UUID:
 
 
 async def _admin_key(database: Database, tenant: Tenant) -> uuid.UUID:
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         return (
             await session.execute(
                 select(ApiKey.id).where(ApiKey.principal_id == tenant.admin.principal_id)
@@ -93,7 +94,7 @@ async def test_non_admin_cannot_grant_anything_to_a_tenant_admin(
         headers=tenant.manager.headers,
     )
     assert r.status_code == 403, r.text
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         rows = (
             await session.execute(
                 select(Grant).where(Grant.principal_id == tenant.admin.principal_id)
@@ -140,7 +141,7 @@ async def test_non_admin_cannot_touch_a_tenant_admins_row_or_keys(
     ]
     r = await client.request(method, tenant.url(*parts), json=body, headers=tenant.manager.headers)
     assert r.status_code == 403, r.text
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         admin = await session.get(Principal, tenant.admin.principal_id)
         keys = (
             (

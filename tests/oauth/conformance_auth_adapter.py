@@ -63,6 +63,7 @@ from hub.upstream import (
     resolve_target,
 )
 from tests.oauth.support import authorize_headlessly
+from tests.support.databases import owner_session
 
 CIMD_CLIENT_ID = "https://conformance-test.local/client-metadata.json"
 PEPPER = "conformance-pepper-0123456789abcdef0123456789"
@@ -132,7 +133,7 @@ class Adapter:
         )
         if server.status_code != 201:
             raise SystemExit(f"server registration refused: {server.text}")
-        async with self.db.session() as session:
+        async with owner_session(self.db) as session:
             await session.execute(
                 update(Server).where(Server.handle == HANDLE).values(era=self.era)
             )
@@ -180,7 +181,7 @@ class Adapter:
     async def call(self, tool: dict[str, Any]) -> str | None:
         ctx = components_of(self.app).get(UpstreamContext)
         tenant_id = system_scope(uuid.UUID(self.tenant), reason="conformance adapter")
-        async with self.db.session(write=False) as read:
+        async with owner_session(self.db, write=False) as read:
             target = await resolve_target(
                 read, ctx, tenant_id, self.url, uuid.UUID(self.credential_id or "")
             )

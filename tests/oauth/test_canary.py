@@ -19,6 +19,7 @@ from hub.core.components import components_of
 from hub.models import Credential
 from hub.upstream import InsufficientScope, UpstreamContext, call_tool, resolve_target
 from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
+from tests.support.databases import owner_session
 from tests.support.factories import scope_of
 from tests.support.leaks import exposed_text
 
@@ -40,7 +41,7 @@ def _forms(value: str) -> set[str]:
 
 async def _expire(hub: Hub, peers: OAuthPeers, credential_id: str) -> None:
     peers.auth.expire_all()
-    async with hub.db.session() as session:
+    async with owner_session(hub.db) as session:
         await session.execute(
             update(Credential)
             .where(Credential.id == uuid.UUID(credential_id))
@@ -87,7 +88,7 @@ async def test_tokens_and_client_secrets_never_leak(
     seen.append(await hub.snapshot("linear"))
     ctx = components_of(hub.app).get(UpstreamContext)
     tenant = scope_of(hub.owner.tenant_id)
-    async with hub.db.session(write=False) as read:
+    async with owner_session(hub.db, write=False) as read:
         target = await resolve_target(read, ctx, tenant, peers.peer.url, uuid.UUID(credential_id))
     try:
         await call_tool(ctx, tenant, target, "echo", {}, tool=None, era_hint="modern", db=hub.db)

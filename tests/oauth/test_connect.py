@@ -13,6 +13,7 @@ from hub.core.db import Database
 from hub.models import Credential, OAuthClient, Server
 from tests.conftest import make_settings
 from tests.oauth.conftest import Hub, OAuthPeersStarter
+from tests.support.databases import owner_session
 from tests.support.factories import make_principal
 from tests.support.stories import audit_events, make_tenant_admin
 
@@ -54,7 +55,7 @@ async def test_reconnecting_a_server_updates_its_credential_in_place(
     again = await hub.connect({"server": "linear"})
     assert again.credential_id == first
     assert (await hub.credential(first))["version"] == version + 1
-    async with hub.db.session(write=False) as session:
+    async with owner_session(hub.db, write=False) as session:
         count = len((await session.execute(select(Credential))).scalars().all())
     assert count == 1
 
@@ -67,7 +68,7 @@ async def test_a_url_and_a_name_make_a_new_unbound_credential(
     assert done.credential_id is not None, done.created.text
     credential = await hub.credential(done.credential_id)
     assert credential["name"] == "linear-bot"
-    async with hub.db.session(write=False) as session:
+    async with owner_session(hub.db, write=False) as session:
         servers = (await session.execute(select(Server))).scalars().all()
     assert servers == []
 
@@ -95,7 +96,7 @@ async def test_a_new_issuer_gets_a_new_registration(
     second = await oauth_peers()
     await hub.connected(first, "one")
     await hub.connected(second, "two")
-    async with hub.db.session(write=False) as session:
+    async with owner_session(hub.db, write=False) as session:
         issuers = {c.issuer for c in (await session.execute(select(OAuthClient))).scalars()}
     assert issuers == {first.auth.issuer, second.auth.issuer}
 
@@ -271,7 +272,7 @@ async def test_discovery_naming_an_expired_credential_refreshes_it_first(
     peers = await oauth_peers()
     credential_id = await hub.connected(peers)
     peers.auth.expire_all()
-    async with hub.db.session() as session:
+    async with owner_session(hub.db) as session:
         await session.execute(
             update(Credential)
             .where(Credential.id == uuid.UUID(credential_id))

@@ -13,6 +13,7 @@ from hub.oauth.rotation import keyring_covers_oauth_rows, rotate_oauth_fields
 from hub.oauth.sealed import CLIENT_AAD, open_field
 from tests.conftest import TEST_KEY
 from tests.oauth.conftest import Hub, OAuthPeersStarter
+from tests.support.databases import owner_session
 
 NEW_KEY = base64.b64encode(b"n" * 32).decode()
 
@@ -30,7 +31,7 @@ async def test_rotation_rewraps_client_secrets_and_pending_flows(
     assert await rotate_oauth_fields(hub.db, ring) == 2
     assert await rotate_oauth_fields(hub.db, ring) == 0  # idempotent
     assert await keyring_covers_oauth_rows(old_only)(hub.db) is None
-    async with hub.db.session(write=False) as session:
+    async with owner_session(hub.db, write=False) as session:
         client = (await session.execute(select(OAuthClient))).scalar_one()
         pending = (
             await session.execute(

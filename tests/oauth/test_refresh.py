@@ -23,12 +23,13 @@ from hub.oauth.worker import refresh_pass
 from hub.upstream import InsufficientScope, UpstreamContext, call_tool, resolve_target
 from tests.conftest import make_settings
 from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
+from tests.support.databases import owner_session
 from tests.support.factories import scope_of
 from tests.support.stories import audit_events, make_tenant_admin
 
 
 async def _row(hub: Hub, credential_id: str) -> Credential:
-    async with hub.db.session(write=False) as session:
+    async with owner_session(hub.db, write=False) as session:
         row = await session.get(Credential, uuid.UUID(credential_id))
     assert row is not None
     return row
@@ -37,7 +38,7 @@ async def _row(hub: Hub, credential_id: str) -> Credential:
 async def _expire(hub: Hub, peers: OAuthPeers, credential_id: str) -> None:
     """The access token has expired, at the authorization server and in the hub."""
     peers.auth.expire_all()
-    async with hub.db.session() as session:
+    async with owner_session(hub.db) as session:
         await session.execute(
             update(Credential)
             .where(Credential.id == uuid.UUID(credential_id))
@@ -113,7 +114,7 @@ async def test_invalid_grant_after_a_rotation_elsewhere_reuses_the_new_token(
     await _expire(hub, peers, credential_id)
     assert (await hub.snapshot("linear")).status_code == 201  # the rotation "elsewhere"
     refresher = components_of(hub.app).get(OAuthContext).refresher
-    async with hub.db.session() as session:
+    async with owner_session(hub.db) as session:
         await session.execute(
             update(Credential)
             .where(Credential.id == stale.id)
@@ -154,7 +155,7 @@ async def test_a_401_without_a_refresh_token_fails_as_unauthorized(
 async def _call(hub: Hub, credential_id: str, peers: OAuthPeers) -> None:
     ctx = components_of(hub.app).get(UpstreamContext)
     tenant = scope_of(hub.owner.tenant_id)
-    async with hub.db.session(write=False) as read:
+    async with owner_session(hub.db, write=False) as read:
         target = await resolve_target(read, ctx, tenant, peers.peer.url, uuid.UUID(credential_id))
     await call_tool(
         ctx, tenant, target, "echo", {"text": "x"}, tool=None, era_hint="modern", db=hub.db
@@ -221,7 +222,7 @@ async def test_the_worker_refreshes_ahead_of_expiry_once_across_passes(
 ) -> None:
     peers = await oauth_peers(auth={"access_ttl_s": 120, "token_delay_s": 0.2})
     credential_id = await hub.connected(peers)
-    async with hub.db.session() as session:  # issued a minute ago: half its lifetime gone
+    async with owner_session(hub.db) as session:  # issued a minute ago: half its lifetime gone
         await session.execute(
             update(Credential)
             .where(Credential.id == uuid.UUID(credential_id))
@@ -245,7 +246,7 @@ async def test_a_lapsed_lease_is_claimed_again(hub: Hub, oauth_peers: OAuthPeers
     peers = await oauth_peers()
     credential_id = await hub.connected(peers)
     await _expire(hub, peers, credential_id)
-    async with hub.db.session() as session:
+    async with owner_session(hub.db) as session:
         await session.execute(
             update(Credential)
             .where(Credential.id == uuid.UUID(credential_id))
@@ -278,7 +279,7 @@ async def test_hub_serve_runs_the_refresher_in_its_lifespan(
     ):
         hub = Hub(app, client, database, await make_tenant_admin(database))
         credential_id = await hub.connected(peers)
-        async with hub.db.session() as session:  # half its lifetime gone
+        async with owner_session(hub.db) as session:  # half its lifetime gone
             await session.execute(
                 update(Credential)
                 .where(Credential.id == uuid.UUID(credential_id))

@@ -32,6 +32,7 @@ from hub.credentials.vault import decrypt_field
 from hub.models import Credential
 from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.oauth.conftest import Hub, OAuthPeersStarter
+from tests.support.databases import owner_session
 
 pytestmark = pytest.mark.slow
 
@@ -121,7 +122,7 @@ async def test_twenty_uses_on_two_processes_refresh_exactly_once(
             await replica.ready(client)
         # expiry, at the authorization server and in the shared database
         peers.auth.expire_all()
-        async with hub.db.session() as session:
+        async with owner_session(hub.db) as session:
             await session.execute(
                 update(Credential)
                 .where(Credential.id == uuid.UUID(credential_id))
@@ -134,7 +135,7 @@ async def test_twenty_uses_on_two_processes_refresh_exactly_once(
     assert all(a.status_code in (200, 201) for a in answers), [a.text for a in answers]
     refreshes = peers.auth.token_requests("refresh_token")
     assert len(refreshes) == 1, f"{len(refreshes)} refresh requests reached the AS"
-    async with hub.db.session(write=False) as session:
+    async with owner_session(hub.db, write=False) as session:
         row = await session.get(Credential, uuid.UUID(credential_id))
     assert row is not None
     assert row.status == "active"

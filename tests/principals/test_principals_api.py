@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from hub.core.db import Database
 from hub.models import Grant
+from tests.support.databases import owner_session
 from tests.support.factories import make_platform_admin, make_principal, make_tenant
 
 
@@ -29,7 +30,7 @@ async def test_role_template_becomes_grant_rows(
     assert created.status_code == 201
     principal = created.json()["data"]
     assert {"id", "kind", "name", "role", "created_at"} <= set(principal)
-    async with database.session(write=False) as session:
+    async with owner_session(database, write=False) as session:
         rows = (
             (
                 await session.execute(

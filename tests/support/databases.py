@@ -3,23 +3,33 @@
 PostgreSQL comes from ``HUB_TEST_DATABASE_URL`` or the local server on 127.0.0.1:5432. When it
 is unreachable its tests are skipped, unless ``HUB_TEST_REQUIRE_POSTGRES`` is set (CI), in
 which case they fail. Databases are built by running the migrations, never by ``create_all``.
+
+Row-level security is on for the whole suite on PostgreSQL: the migrations run as the owner (the
+URL above, a superuser here) and the app, and every test's ``database``, connect as
+:data:`APP_ROLE`, a non-owner role made here (trust authentication on 127.0.0.1) and granted what
+``hub db upgrade`` grants ``HUB_DATABASE_APP_ROLE``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
+from collections.abc import AsyncIterator
 
 import asyncpg
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from hub.core.migrations import upgrade
+from hub.core.db import Database, create_engine
+from hub.core.migrations import grant_app_role, upgrade
 from hub.models import Base
 
 DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/hub_test"
+#: The app's role in the tests: no superuser, no BYPASSRLS, owns nothing.
+APP_ROLE = "hub_test_app"
 
 
 def postgres_required() -> bool:
@@ -99,6 +109,79 @@ def migrate(url: str) -> None:
         raise error[0]
 
 
+def app_url(owner_url: str) -> str:
+    """``owner_url`` with the app's role as its user (same database)."""
+    return (
+        make_url(owner_url)
+        .set(username=APP_ROLE, password=None)
+        .render_as_string(hide_password=False)
+    )
+
+
+async def _ensure_role(url: str) -> None:
+    admin = await asyncpg.connect(_asyncpg_dsn(url, "postgres"), timeout=5)
+    try:
+        # concurrent workers (and other checkouts) may create it at the same moment
+        await admin.execute(
+            f"DO $$ BEGIN CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        )
+    finally:
+        await admin.close()
+
+
+def ensure_app_role(owner_url: str) -> None:
+    """Make the app's role on ``owner_url``'s server unless it exists."""
+    run_sync(lambda: _ensure_role(owner_url))
+
+
+def prepare_app_role(owner_url: str) -> str:
+    """Make the app's role and grant it the app's privileges on ``owner_url``'s database (as
+    ``hub db upgrade`` does); the URL the app connects with."""
+    ensure_app_role(owner_url)
+    run_sync(lambda: grant_app_role(owner_url, APP_ROLE))
+    return app_url(owner_url)
+
+
+def owner_url_of(url: str) -> str:
+    """The owner's URL of a test database the app's role connects to (others unchanged)."""
+    parsed = make_url(url)
+    if parsed.username != APP_ROLE:
+        return url
+    owner = make_url(os.environ.get("HUB_TEST_DATABASE_URL", DEFAULT_PG_URL))
+    return parsed.set(username=owner.username, password=owner.password).render_as_string(
+        hide_password=False
+    )
+
+
+@contextlib.asynccontextmanager
+async def as_owner(engine: AsyncEngine) -> AsyncIterator[AsyncEngine]:
+    """``engine``'s database as its owner, above row-level security (emptying, dumping and
+    restoring every tenant's rows at once); ``engine`` itself when it is the owner's."""
+    owner = owner_url_of(engine.url.render_as_string(hide_password=False))
+    if owner == engine.url.render_as_string(hide_password=False):
+        yield engine
+        return
+    owner_engine = create_engine(owner, pool_size=1)
+    try:
+        yield owner_engine
+    finally:
+        await owner_engine.dispose()
+
+
+@contextlib.asynccontextmanager
+async def owner_session(db: Database, *, write: bool = True) -> AsyncIterator[AsyncSession]:
+    """A unit of work on ``db``'s database as its owner, above row-level security: for a test's
+    own arranging and inspecting of rows (what another replica, an operator or an attacker with
+    SQL would do), never for what the test is about. On SQLite, ``db``'s own session."""
+    if db.is_sqlite:
+        async with db.session(write=write) as session:
+            yield session
+        return
+    async with as_owner(db.engine) as engine, Database(engine).session(write=write) as session:
+        yield session
+
+
 def table_names() -> list[str]:
     return [t.name for t in reversed(Base.metadata.sorted_tables)]
 
@@ -108,7 +191,7 @@ async def truncate_all(engine: AsyncEngine) -> None:
     names = table_names()
     if not names:
         return
-    async with engine.begin() as conn:
+    async with as_owner(engine) as owner, owner.begin() as conn:
         if engine.dialect.name == "postgresql":
             quoted = ", ".join(f'"{n}"' for n in names)
             await conn.execute(text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))

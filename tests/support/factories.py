@@ -1,11 +1,14 @@
-"""Small async factories that write real rows through the hub's own services."""
+"""Small async factories that write real rows through the hub's own services.
+
+Each writes in the scope of the tenant it writes for (:func:`hub.core.rls.scope`): on PostgreSQL
+the tests' database is the app's role, under row-level security."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
 
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.tenancy import TenantId, system_scope
 from hub.grants.service import apply_role_template
@@ -54,24 +57,25 @@ async def make_principal(
     name: str = "someone",
 ) -> Actor:
     principal_id = uuid.uuid4()
-    async with db.session() as session:
-        session.add(
-            Principal(
-                id=principal_id,
-                tenant_id=tenant_id,
-                kind=kind,
-                name=name,
-                role=role,
-                is_platform_admin=False,
-                grants_version=0,
-                created_at=clock.now(),
+    with rls.scope(scope_of(tenant_id)):  # the tenant's rows, under row-level security
+        async with db.session() as session:
+            session.add(
+                Principal(
+                    id=principal_id,
+                    tenant_id=tenant_id,
+                    kind=kind,
+                    name=name,
+                    role=role,
+                    is_platform_admin=False,
+                    grants_version=0,
+                    created_at=clock.now(),
+                )
             )
-        )
-        await session.flush()
-        await apply_role_template(session, scope_of(tenant_id), principal_id, role, None)
-        _row, key = issue_key(
-            session, PEPPER, tenant_id=tenant_id, principal_id=principal_id, expires_at=None
-        )
+            await session.flush()
+            await apply_role_template(session, scope_of(tenant_id), principal_id, role, None)
+            _row, key = issue_key(
+                session, PEPPER, tenant_id=tenant_id, principal_id=principal_id, expires_at=None
+            )
     return Actor(principal_id=principal_id, tenant_id=tenant_id, key=key)
 
 
@@ -82,8 +86,9 @@ async def make_platform_admin(db: Database) -> Actor:
 
     parsed = parse_key(key)
     assert parsed is not None
-    async with db.session(write=False) as session:
-        record = await find_key(session, parsed.key_id)
+    with rls.scope(rls.PLATFORM):
+        async with db.session(write=False) as session:
+            record = await find_key(session, parsed.key_id)
     assert record is not None
     return Actor(principal_id=record.principal_id, tenant_id=None, key=key)
 
@@ -94,17 +99,18 @@ async def make_server(
     from hub.models import Server
 
     server_id = uuid.uuid4()
-    async with db.session() as session:
-        session.add(
-            Server(
-                id=server_id,
-                tenant_id=tenant_id,
-                handle=handle,
-                url=url,
-                created_at=clock.now(),
-                updated_at=clock.now(),
+    with rls.scope(scope_of(tenant_id)):  # the tenant's rows, under row-level security
+        async with db.session() as session:
+            session.add(
+                Server(
+                    id=server_id,
+                    tenant_id=tenant_id,
+                    handle=handle,
+                    url=url,
+                    created_at=clock.now(),
+                    updated_at=clock.now(),
+                )
             )
-        )
     return server_id
 
 
@@ -120,30 +126,31 @@ async def make_catalog(
 
     ordered = sorted_tools(tools)
     catalog_id = uuid.uuid4()
-    async with db.session() as session:
-        session.add(
-            Catalog(
-                id=catalog_id,
-                tenant_id=tenant_id,
-                server_id=server_id,
-                version=version,
-                sha256=catalog_sha256(
+    with rls.scope(scope_of(tenant_id)):  # the tenant's rows, under row-level security
+        async with db.session() as session:
+            session.add(
+                Catalog(
+                    id=catalog_id,
+                    tenant_id=tenant_id,
+                    server_id=server_id,
+                    version=version,
+                    sha256=catalog_sha256(
+                        protocol_version="2026-07-28",
+                        server_info={"name": "t"},
+                        capabilities={},
+                        instructions=None,
+                        tools=ordered,
+                    ),
                     protocol_version="2026-07-28",
                     server_info={"name": "t"},
                     capabilities={},
                     instructions=None,
                     tools=ordered,
-                ),
-                protocol_version="2026-07-28",
-                server_info={"name": "t"},
-                capabilities={},
-                instructions=None,
-                tools=ordered,
-                tool_hashes={str(t["name"]): tool_sha256(t) for t in ordered},
-                discovered_at=clock.now(),
-                discovered_by=None,
+                    tool_hashes={str(t["name"]): tool_sha256(t) for t in ordered},
+                    discovered_at=clock.now(),
+                    discovered_by=None,
+                )
             )
-        )
     return catalog_id
 
 
@@ -162,26 +169,27 @@ async def make_authorization(
 
     authorization_id = uuid.uuid4()
     now = clock.now()
-    async with db.session() as session:
-        session.add(
-            OAuthAuthorization(
-                id=authorization_id,
-                tenant_id=tenant_id,
-                state_hash=hashlib.sha256(uuid.uuid4().bytes).hexdigest(),
-                status="pending",
-                expires_at=now + timedelta(minutes=10),
-                created_at=now,
-                initiator_id=initiator_id,
-                server_id=server_id,
-                step_up=False,
-                server_url="https://mcp.example.com/mcp",
-                resource="https://mcp.example.com/mcp",
-                issuer="https://as.example.com",
-                iss_required=False,
-                token_endpoint="https://as.example.com/token",
-                client_id="factory-client",
-                auth_method="none",
-                redirect_uri="http://hub.test/oauth/callback",
+    with rls.scope(scope_of(tenant_id)):  # the tenant's rows, under row-level security
+        async with db.session() as session:
+            session.add(
+                OAuthAuthorization(
+                    id=authorization_id,
+                    tenant_id=tenant_id,
+                    state_hash=hashlib.sha256(uuid.uuid4().bytes).hexdigest(),
+                    status="pending",
+                    expires_at=now + timedelta(minutes=10),
+                    created_at=now,
+                    initiator_id=initiator_id,
+                    server_id=server_id,
+                    step_up=False,
+                    server_url="https://mcp.example.com/mcp",
+                    resource="https://mcp.example.com/mcp",
+                    issuer="https://as.example.com",
+                    iss_required=False,
+                    token_endpoint="https://as.example.com/token",
+                    client_id="factory-client",
+                    auth_method="none",
+                    redirect_uri="http://hub.test/oauth/callback",
+                )
             )
-        )
     return authorization_id

@@ -26,6 +26,7 @@ from hub.core.settings import Settings
 from hub.models import Base
 from tests.conftest import make_settings
 from tests.peers.fixtures import HandmadePeerStarter, OAuthPeersStarter
+from tests.support.databases import as_owner
 from tests.support.factories import (
     Actor,
     make_authorization,
@@ -550,7 +551,7 @@ async def snapshot(db: Database, tenant_id: str, *, skip: tuple[str, ...] = ()) 
     """A hash of every row belonging to tenant A (and A's tenant row), but the tables in
     ``skip`` (:data:`AUDIT_TABLES` when A's own refused attempts are being recorded)."""
     digest = hashlib.sha256()
-    async with db.engine.connect() as conn:
+    async with as_owner(db.engine) as owner, owner.connect() as conn:
         for table in Base.metadata.sorted_tables:
             if table.name in skip:
                 continue

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 
 from hub.core.db import Database
 from hub.models import AuditEvent
+from tests.support.databases import owner_session
 from tests.support.factories import Actor, make_principal, make_tenant
 
 __all__ = ["TenantAdmin", "audit_count", "audit_events", "make_tenant_admin"]
@@ -41,12 +42,12 @@ async def audit_events(db: Database, **where: Any) -> list[AuditEvent]:
     query = select(AuditEvent).order_by(AuditEvent.at, AuditEvent.id)
     for column, value in where.items():
         query = query.where(getattr(AuditEvent, column) == value)
-    async with db.session(write=False) as session:
+    async with owner_session(db, write=False) as session:
         return list((await session.execute(query)).scalars().all())
 
 
 async def audit_count(db: Database) -> int:
-    async with db.session(write=False) as session:
+    async with owner_session(db, write=False) as session:
         return int(
             (await session.execute(select(func.count()).select_from(AuditEvent))).scalar_one()
         )

@@ -12,6 +12,7 @@ from hub.core import clock
 from hub.core.db import Database
 from hub.core.jobs import schedule
 from hub.models import WorkerJob
+from tests.support.databases import owner_session
 
 
 @pytest.fixture
@@ -25,13 +26,13 @@ def pg_url(db_url: str) -> str:
 async def make_due(
     db: Database, kind: str, keys: list[str], due_at: datetime | None = None
 ) -> None:
-    async with db.session() as session:
+    async with owner_session(db) as session:
         for key in keys:
             await schedule(session, kind, key, due_at=due_at or clock.now())
 
 
 async def jobs_left(db: Database) -> list[WorkerJob]:
-    async with db.session(write=False) as session:
+    async with owner_session(db, write=False) as session:
         return list((await session.execute(select(WorkerJob))).scalars().all())
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import select
 
 from hub.core.db import Database
 from hub.models import WorkerJob
+from tests.support.databases import owner_session
 from tests.workers.conftest import jobs_left, keys, make_due
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +109,7 @@ async def test_a_job_whose_process_was_killed_is_taken_over_after_its_lease(
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=10)
         killed_at = time.time()
-        async with database.session(write=False) as session:
+        async with owner_session(database, write=False) as session:
             row = (await session.execute(select(WorkerJob))).scalar_one()
         assert row.lease_until is not None
         lease_expired_at = row.lease_until.timestamp()

@@ -75,7 +75,7 @@ Non-secret settings: config without empty values. Rendering fails when a secret 
 chart owns was put there, so a keyring never lands in a ConfigMap.
 */}}
 {{- define "mcp-hub.config" -}}
-{{- $refused := list "HUB_DATABASE_URL" "HUB_ENCRYPTION_KEYS" "HUB_ACTIVE_KEY_ID" "HUB_API_KEY_PEPPER" "HUB_HOST" "HUB_PORT" }}
+{{- $refused := list "HUB_DATABASE_URL" "HUB_DATABASE_OWNER_URL" "HUB_DATABASE_APP_ROLE" "HUB_ENCRYPTION_KEYS" "HUB_ACTIVE_KEY_ID" "HUB_API_KEY_PEPPER" "HUB_HOST" "HUB_PORT" }}
 {{- range $key, $value := .Values.config }}
 {{- if has $key $refused }}
 {{- fail (printf "config.%s is not allowed: secrets go in secrets.* (or secrets.existingSecret); HUB_HOST/HUB_PORT come from containerPort" $key) }}
