@@ -15,8 +15,8 @@ import uuid
 from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.jobs import JobRegistry, JobRun
-from hub.core.tenant_passes import every_tenant
 from hub.core.tenancy import system_scope
+from hub.core.tenant_passes import every_tenant
 from hub.drift import repository
 from hub.drift.watch import DriftWatch, ProbeResult
 
