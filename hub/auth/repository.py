@@ -11,12 +11,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import bindparam, delete, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.models import ApiKey, Principal, Tenant
+from hub.models import ApiKey, ConsoleSession, Principal, Tenant
 
-__all__ = ["KeyRecord", "find_key", "touch_last_used"]
+__all__ = [
+    "ConsoleSessionRecord",
+    "KeyRecord",
+    "delete_console_session",
+    "delete_console_sessions_of_key",
+    "find_console_session",
+    "find_key",
+    "find_key_by_row",
+    "insert_console_session",
+    "touch_console_session",
+    "touch_last_used",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +52,7 @@ class KeyRecord:
         return f"KeyRecord(api_key_id={self.api_key_id!r}, principal_id={self.principal_id!r})"
 
 
-_FIND_KEY = (
+_KEY_COLUMNS = (
     select(
         ApiKey.id,
         ApiKey.key_hash,
@@ -59,14 +70,21 @@ _FIND_KEY = (
     )
     .join(Principal, Principal.id == ApiKey.principal_id)
     .outerjoin(Tenant, Tenant.id == Principal.tenant_id)
-    .where(ApiKey.key_id == bindparam("key_id"))
 )
+_FIND_KEY = _KEY_COLUMNS.where(ApiKey.key_id == bindparam("key_id"))
+_FIND_KEY_BY_ROW = _KEY_COLUMNS.where(ApiKey.id == bindparam("row_id"))
 
 
 async def find_key(session: AsyncSession, key_id: str) -> KeyRecord | None:
     """The key ``key_id`` with its principal (``grants_version`` included) and tenant status,
     in one query."""
     row = (await session.execute(_FIND_KEY, {"key_id": key_id})).one_or_none()
+    return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
+
+
+async def find_key_by_row(session: AsyncSession, api_key_id: uuid.UUID) -> KeyRecord | None:
+    """The key whose row id is ``api_key_id`` (a console session's key), as :func:`find_key`."""
+    row = (await session.execute(_FIND_KEY_BY_ROW, {"row_id": api_key_id})).one_or_none()
     return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
 
 
@@ -84,3 +102,76 @@ async def touch_last_used(
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+# --- console sessions (DESIGN §14, §15) ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleSessionRecord:
+    id: uuid.UUID
+    api_key_id: uuid.UUID
+    last_seen_at: datetime
+
+
+async def insert_console_session(
+    session: AsyncSession,
+    *,
+    tenant_id: uuid.UUID | None,
+    principal_id: uuid.UUID,
+    api_key_id: uuid.UUID,
+    token_hash: str,
+    now: datetime,
+) -> None:
+    await session.execute(
+        insert(ConsoleSession).values(
+            id=uuid.uuid4(),
+            tenant_id=tenant_id,
+            principal_id=principal_id,
+            api_key_id=api_key_id,
+            token_hash=token_hash,
+            last_seen_at=now,
+            created_at=now,
+        )
+    )
+
+
+async def find_console_session(
+    session: AsyncSession, token_hash: str
+) -> ConsoleSessionRecord | None:
+    row = (
+        await session.execute(
+            select(ConsoleSession.id, ConsoleSession.api_key_id, ConsoleSession.last_seen_at).where(
+                ConsoleSession.token_hash == token_hash
+            )
+        )
+    ).one_or_none()
+    return None if row is None else ConsoleSessionRecord(*cast("tuple[Any, ...]", row))
+
+
+async def touch_console_session(
+    session: AsyncSession, session_id: uuid.UUID, now: datetime, interval: timedelta
+) -> None:
+    await session.execute(
+        update(ConsoleSession)
+        .where(ConsoleSession.id == session_id, ConsoleSession.last_seen_at < now - interval)
+        .values(last_seen_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def delete_console_session(session: AsyncSession, token_hash: str) -> None:
+    await session.execute(
+        delete(ConsoleSession)
+        .where(ConsoleSession.token_hash == token_hash)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def delete_console_sessions_of_key(session: AsyncSession, api_key_id: uuid.UUID) -> int:
+    result = await session.execute(
+        delete(ConsoleSession)
+        .where(ConsoleSession.api_key_id == api_key_id)
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]

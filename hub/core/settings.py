@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     drift_policy: Literal["ask", "deny"] = "ask"
 
+    # The console (DESIGN §14, §15): a session not seen for this long is signed out
+    console_idle_s: float = Field(default=1800.0, gt=0, le=7 * 86_400)
+
     # Operations (DESIGN §11): shared rate limits, leader-free workers, shutdown
     # ``memory://`` (per replica) or ``redis://…``/``rediss://…`` (shared by every replica)
     rate_limit_storage_url: SecretStr = SecretStr("memory://")

@@ -6,6 +6,7 @@ from hub.models.audit_chain_head import AuditChainHead
 from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
 from hub.models.catalog import Catalog
+from hub.models.console_session import ConsoleSession
 from hub.models.credential import Credential
 from hub.models.deployment import Deployment, DeploymentEntry
 from hub.models.grant import Grant
@@ -24,6 +25,7 @@ __all__ = [
     "AuditEvent",
     "Base",
     "Catalog",
+    "ConsoleSession",
     "Credential",
     "Deployment",
     "DeploymentEntry",
