@@ -57,9 +57,7 @@ async def authenticate(
     return caller
 
 
-async def admit_key_row(
-    session: AsyncSession, api_key_id: uuid.UUID, request_id: str
-) -> Caller:
+async def admit_key_row(session: AsyncSession, api_key_id: uuid.UUID, request_id: str) -> Caller:
     """The caller of the key row ``api_key_id`` — for a console session, which proved the key
     when it was opened — with every other check of :func:`authenticate` (revoked, expired,
     disabled principal or tenant: 401), read on the request's ``session``."""

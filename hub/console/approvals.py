@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.responses import Response
@@ -43,7 +44,7 @@ async def _names(page: TenantConsole, ids: Sequence[uuid.UUID]) -> dict[uuid.UUI
     return names
 
 
-async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, object]:
+async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, Any]:
     await page.require("approval:*", "read")
     params = PageParams(limit=QUEUE_LIMIT, cursor=None)
     pending = await service.list_approvals(

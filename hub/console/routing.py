@@ -10,6 +10,4 @@ __all__ = ["console_router"]
 
 
 def console_router(prefix: str = "") -> APIRouter:
-    return APIRouter(
-        prefix=f"/console{prefix}", route_class=ConsoleRoute, include_in_schema=False
-    )
+    return APIRouter(prefix=f"/console{prefix}", route_class=ConsoleRoute, include_in_schema=False)

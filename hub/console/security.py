@@ -61,7 +61,9 @@ def _is_https(request: Request, public_url: str) -> bool:
     return request.url.scheme == "https" or public_url.startswith("https://")
 
 
-def set_cookie(request: Request, response: Response, name: str, value: str, public_url: str) -> None:
+def set_cookie(
+    request: Request, response: Response, name: str, value: str, public_url: str
+) -> None:
     response.set_cookie(
         name,
         value,

@@ -40,9 +40,14 @@ router = console_router()
 
 def _next(value: str | None) -> str:
     """Where to go after signing in: a console path only (never another site)."""
-    if value and value.startswith("/console/") and not value.startswith("/console//"):
-        if "\\" not in value and not any(ord(c) < 0x21 for c in value):
-            return value
+    if (
+        value
+        and value.startswith("/console/")
+        and not value.startswith("/console//")
+        and "\\" not in value
+        and not any(ord(c) < 0x21 for c in value)
+    ):
+        return value
     return "/console"
 
 

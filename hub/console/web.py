@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -29,10 +29,6 @@ from hub.auth.caller import Caller, TenantAccess
 from hub.auth.console_sessions import csrf_of, resume_session
 from hub.authz.deps import get_tenant_access, item_resource, require
 from hub.authz.throttle import enforce
-from hub.core.deps import SessionDep, get_settings_dep
-from hub.core.errors import BadRequest, HubError, RateLimited
-from hub.core.handlers import request_id_of
-from hub.core.logging import bind_context
 from hub.console.security import (
     SESSION_COOKIE,
     UNSAFE,
@@ -40,6 +36,10 @@ from hub.console.security import (
     check_token,
     secure_headers,
 )
+from hub.core.deps import SessionDep, get_settings_dep
+from hub.core.errors import BadRequest, HubError, RateLimited
+from hub.core.handlers import request_id_of
+from hub.core.logging import bind_context
 
 __all__ = [
     "Console",
@@ -86,8 +86,7 @@ def exact_json(value: Any) -> str:
     back to exactly ``value``."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
     return "".join(
-        _escape_char(c) if ord(c) > 0x7E and unicodedata.category(c) in _HIDDEN else c
-        for c in text
+        _escape_char(c) if ord(c) > 0x7E and unicodedata.category(c) in _HIDDEN else c for c in text
     )
 
 
@@ -248,7 +247,7 @@ def _sign_in(request: Request) -> Response:
 class ConsoleRoute(APIRoute):
     """A console page: errors become HTML pages, and every response carries the headers."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def page(request: Request) -> Response:
