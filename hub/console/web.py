@@ -157,7 +157,9 @@ async def signed_in(request: Request, session: SessionDep) -> Console:
     if request.method in UNSAFE:
         presented = request.headers.get("x-csrf-token") or (await form_of(request)).get("csrf")
         check_token(presented, csrf)
-    return Console(request, session, caller, csrf)
+    console = Console(request, session, caller, csrf)
+    request.state.console = console  # for the error page's navigation
+    return console
 
 
 ConsoleDep = Annotated[Console, Depends(signed_in)]
@@ -170,7 +172,9 @@ async def tenant_console(
     access = await get_tenant_access(request, console.caller, console.session, t)
     limited = Response()
     await enforce(request, limited, "rest", str(console.caller.principal_id))
-    return TenantConsole(console.request, console.session, console.caller, console.csrf, access, t)
+    page = TenantConsole(request, console.session, console.caller, console.csrf, access, t)
+    request.state.console = page
+    return page
 
 
 TenantConsoleDep = Annotated[TenantConsole, Depends(tenant_console)]
@@ -213,8 +217,11 @@ _TITLES = {
 
 
 def error_page(request: Request, error: HubError) -> HTMLResponse:
+    """The error's page; signed in, with the console's navigation (the tenant's only once it
+    was admitted to it: a 404 for another tenant links nowhere inside it)."""
+    console: Console | None = getattr(request.state, "console", None)
     response = render(
-        None,
+        console,
         request,
         "error.html",
         status=error.status_code,

@@ -48,7 +48,10 @@ async def build_world(client: httpx2.AsyncClient, database: Database) -> Console
     await seed_catalogs(database, setup.tenant_id, "peer", [TOOLS_V1, TOOLS_V2])
     made = await client.post(
         setup.url("deployments"),
-        json={"agent_id": str(agent.principal_id), "entries": [{"server": "peer", "catalog_version": 1}]},
+        json={
+            "agent_id": str(agent.principal_id),
+            "entries": [{"server": "peer", "catalog_version": 1}],
+        },
         headers=setup.admin.headers,
     )
     assert made.status_code == 201, made.text
