@@ -4,10 +4,11 @@
   in the hub reads cookies (the API and the MCP endpoint authenticate by header only).
 - Cookies are ``HttpOnly``, ``SameSite=Strict`` and ``Secure`` when the request came over https.
 - Every unsafe method, sign-in included, needs the form's CSRF token (or ``X-CSRF-Token``) and a
-  same-origin ``Origin`` (or, without one, ``Sec-Fetch-Site: same-origin``). Before sign-in the
+  same-origin ``Origin`` (or, without one or with ``null``, ``Sec-Fetch-Site: same-origin``, which
+  only the browser sets). Before sign-in the
   token is bound to a pre-session cookie, afterwards to the session.
 - Pages send a strict CSP with ``frame-ancestors 'none'`` (no framing: no clickjacking of the
-  approve button), no referrer, and ``no-store``.
+  approve button), no referrer to other sites, and ``no-store``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ _HEADERS = {
     "content-security-policy": CSP,
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer browsers send ``Origin: null`` on forms
+    "referrer-policy": "same-origin",
     "cross-origin-opener-policy": "same-origin",
 }
 
@@ -92,7 +94,7 @@ def _origin_of(url: str) -> str:
 def check_same_origin(request: Request, public_url: str) -> None:
     """403 unless the unsafe request comes from a console page of this hub."""
     origin = request.headers.get("origin")
-    if origin is not None:
+    if origin is not None and origin != "null":
         own = {_origin_of(str(request.base_url)), _origin_of(public_url)}
         if origin.lower() not in own:
             raise Forbidden("cross-origin request refused")

@@ -13,8 +13,11 @@ from fastapi import FastAPI
 
 from hub.core.db import Database
 from tests.console.support import ConsoleUser, seed_catalogs
+from tests.peers.fixtures import sdk_peer
 from tests.support.factories import Actor, make_principal
 from tests.support.stories import TenantAdmin, make_tenant_admin
+
+__all__ = ["sdk_peer"]
 
 XSS = '<script>alert("xss")</script><img src=x onerror=alert(1)>'
 TOOLS_V1 = [

@@ -83,6 +83,7 @@ async def test_every_post_needs_the_csrf_token_and_the_same_origin(
             await user.post(url, {**form, "csrf": "f" * 64}, csrf=False),
             await user.post(url, form, origin="https://evil.example"),
             await user.http.post(url, data={**form, "csrf": user.csrf}),  # no Origin at all
+            await user.post(url, form, origin="null"),  # opaque, and no Sec-Fetch-Site
         ]
         for response in attempts:
             assert response.status_code == 403, (route.name, response.text[:300])
@@ -115,7 +116,7 @@ async def test_get_never_changes_anything(
         _framing_refused(response)
         if route.name != "console.static":
             assert response.headers["cache-control"] == "no-store"
-            assert response.headers["referrer-policy"] == "no-referrer"
+            assert response.headers["referrer-policy"] == "same-origin"
     assert await snapshot(database, ids["t"]) == before
     approval = await client.get(
         world.setup.url("approvals", ids["a"]), headers=world.setup.admin.headers
