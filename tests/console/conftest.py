@@ -20,11 +20,11 @@ from tests.support.stories import TenantAdmin, make_tenant_admin
 __all__ = ["sdk_peer"]
 
 XSS = '<script>alert("xss")</script><img src=x onerror=alert(1)>'
-TOOLS_V1 = [
+TOOLS_V1: list[dict[str, object]] = [
     {"name": "delete_record", "description": XSS, "inputSchema": {"type": "object"}},
     {"name": "search", "description": "Searches.", "inputSchema": {"type": "object"}},
 ]
-TOOLS_V2 = [
+TOOLS_V2: list[dict[str, object]] = [
     {"name": "delete_record", "description": "Deletes.", "inputSchema": {"type": "object"}},
     {"name": "create", "description": "Creates.", "inputSchema": {"type": "object"}},
 ]

@@ -67,7 +67,7 @@ def console_routes(app: FastAPI) -> list[ConsoleRoute]:
         assert route.name in PAGES, f"add {route.name} to tests/console/routes.py PAGES"
         assert route.include_in_schema is False, route.name
         query, form = PAGES[route.name]
-        for method in sorted(route.methods - {"HEAD"}):
+        for method in sorted((route.methods or set()) - {"HEAD"}):
             found.append(
                 ConsoleRoute(route.name, method, route.path, query, form, "{t}" in route.path)
             )

@@ -29,7 +29,6 @@ from playwright import async_api as playwright_api
 from tests.console.live import ServedHub, served_hub
 from tests.peers.fixtures import SdkPeerStarter, default_tools
 
-
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -69,7 +68,9 @@ async def _setup(hub: ServedHub, http: httpx2.AsyncClient, peer_url: str) -> dic
     platform = Api(http, hub.platform_key)
     tenant = await platform.post("/tenants", {"slug": "acme", "name": "Acme"})
     t = f"/tenants/{tenant['id']}"
-    owner = await platform.post(f"{t}/principals", {"kind": "user", "name": "owner", "role": "tenant_admin"})
+    owner = await platform.post(
+        f"{t}/principals", {"kind": "user", "name": "owner", "role": "tenant_admin"}
+    )
     owner_key = (await platform.post(f"{t}/principals/{owner['id']}/keys"))["key"]
     admin = Api(http, owner_key)
     bot = await admin.post(f"{t}/principals", {"kind": "agent", "name": "bot", "role": "agent"})
@@ -148,7 +149,9 @@ async def test_the_console_in_chromium(tmp_path: Path, sdk_peer: SdkPeerStarter)
                     await browser.close()
 
 
-async def _journey(page: Any, hub: ServedHub, http: httpx2.AsyncClient, world: dict[str, Any], peer: Any) -> None:
+async def _journey(
+    page: Any, hub: ServedHub, http: httpx2.AsyncClient, world: dict[str, Any], peer: Any
+) -> None:
     expect = playwright_api.expect
     console = f"{hub.url}/console/t/{world['tenant']}"
 
@@ -161,7 +164,9 @@ async def _journey(page: Any, hub: ServedHub, http: httpx2.AsyncClient, world: d
     await expect(page.get_by_role("heading", name="Approvals", exact=True)).to_be_visible()
     cookies = await page.context.cookies()
     session = next(c for c in cookies if c["name"] == "hub_console")
-    assert session["httpOnly"] and session["sameSite"] == "Strict" and session["path"] == "/console"
+    assert session["httpOnly"]
+    assert session["sameSite"] == "Strict"
+    assert session["path"] == "/console"
 
     async with _agent(hub, world) as agent:
         # the queue refreshes by itself when the SDK client's call starts waiting
@@ -178,7 +183,8 @@ async def _journey(page: Any, hub: ServedHub, http: httpx2.AsyncClient, world: d
         await expect(page.locator("#approval-status")).to_have_text("approved")
         done = await agent.call_tool("peer__echo", {"text": "hello <b>world</b>"})
         assert done.is_error is False
-        assert json.loads(done.content[0].text) == {"text": "hello <b>world</b>"}
+        text = done.content[0].text  # type: ignore[union-attr]
+        assert json.loads(text) == {"text": "hello <b>world</b>"}
 
         # another call is denied: the agent's repeat is refused at once
         await page.goto(f"{console}/approvals")
