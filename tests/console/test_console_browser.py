@@ -39,6 +39,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # no name resolves
 ]
 ROOT = Path(__file__).resolve().parents[2]
 WIDTHS = {"wide": (1280, 900), "narrow": (390, 844)}
