@@ -100,6 +100,8 @@ async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> R
     item = await service.get_approval(page.session, ctx, page.access.tenant_id, parse_id(a))
     names = await _names(page, [item.agent_id, *([item.decided_by] if item.decided_by else [])])
     may_decide = page.caller.kind == "user" and item.agent_id != page.caller.principal_id
+    # the service decides; this only spares a person a button that would answer 403
+    may_approve = may_decide and await page.may(item.grant_key, "call")
     return render(
         page,
         page.request,
@@ -107,6 +109,7 @@ async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> R
         item=item,
         names=names,
         may_decide=may_decide,
+        may_approve=may_approve,
     )
 
 

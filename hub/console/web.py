@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from fastapi import Depends, Path, Request
 from fastapi.exceptions import RequestValidationError
@@ -248,6 +248,11 @@ def _sign_in(request: Request) -> Response:
             action=None,
         )
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if request.headers.get("hx-request") == "true":
+        # htmx's polling: the whole page goes to sign-in, not a fragment swapped into it
+        target = request.headers.get("hx-current-url", "") or target
+        target = urlsplit(target).path or "/console"
+        return Response(headers={"hx-redirect": f"/console/login?next={quote(target, safe='')}"})
     return RedirectResponse(f"/console/login?next={quote(target, safe='')}", status_code=303)
 
 

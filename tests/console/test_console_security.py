@@ -17,6 +17,7 @@ from tests.console.routes import console_routes, form_of, url_of
 from tests.console.support import ConsoleUser, seed_approval
 from tests.support.factories import make_principal
 from tests.support.route_world import snapshot
+from tests.support.stories import audit_events
 
 
 async def _ids(
@@ -236,6 +237,9 @@ async def test_only_people_decide_and_a_403_page_names_what_was_refused(
     async with browser_client(app) as http:
         person = ConsoleUser(http)
         assert (await person.sign_in(viewer.key)).status_code == 303
+        shown = await http.get(world.page("approvals", approval))
+        assert 'value="approve"' not in shown.text
+        assert 'value="deny"' in shown.text
         approve = await person.post(decision, {"decision": "approve"})
         assert approve.status_code == 403
         assert (
@@ -246,3 +250,49 @@ async def test_only_people_decide_and_a_403_page_names_what_was_refused(
         shown = await http.get(deny.headers["location"])
         assert "denied" in shown.text
         assert "not today" in shown.text
+
+
+CANARY = "console-canary-secret-7f3a9c21d4e6b8a0"
+
+
+async def test_a_secret_typed_into_the_console_is_never_shown(
+    app: FastAPI, user: ConsoleUser, world: ConsoleWorld, database: Database
+) -> None:
+    made = await user.post(
+        world.page("credentials"),
+        {
+            "name": "vault",
+            "type": "api_key",
+            "secret": CANARY,
+            "api_base_url": "https://api.example.com",
+        },
+    )
+    assert made.status_code == 303, made.text
+    listed = await user.get(world.page("credentials"))
+    assert "vault" in listed.text
+    assert CANARY not in listed.text
+    (row,) = [line for line in listed.text.splitlines() if "/secret" in line]
+    credential_id = row.split("/credentials/")[1].split("/")[0]
+    replaced = await user.post(
+        world.page("credentials", credential_id, "secret"), {"secret": CANARY + "-2"}
+    )
+    assert replaced.status_code == 303, replaced.text
+    texts = []
+    for route in console_routes(app):
+        if route.method == "GET" and route.tenant:
+            ids = {
+                "t": str(world.tenant_id),
+                "a": "x",
+                "d": str(world.deployment_id),
+                "handle": "peer",
+            }
+            ids |= {
+                "version": "1",
+                "g": "x",
+                "c": credential_id,
+                "p": str(world.agent.principal_id),
+            }
+            texts.append((await user.get(url_of(route, ids))).text)
+    events = await audit_events(database)
+    texts += [repr(e.details) for e in events]
+    assert all(CANARY not in text for text in texts)

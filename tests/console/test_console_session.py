@@ -15,6 +15,7 @@ from hub.models import ConsoleSession
 from tests.conftest import ClockControl
 from tests.console.conftest import ConsoleWorld, browser_client
 from tests.console.support import ConsoleUser, csrf_in
+from tests.support.factories import make_platform_admin
 from tests.support.stories import audit_events
 
 
@@ -216,3 +217,37 @@ async def test_sign_in_goes_back_to_the_page_asked_for_and_nowhere_else(
                 headers={"origin": "http://hub.test"},
             )
             assert signed.headers["location"] == expected
+
+
+async def test_the_polled_queue_sends_the_page_to_sign_in_when_the_session_ends(
+    user: ConsoleUser, world: ConsoleWorld
+) -> None:
+    queue = world.page("approvals", "queue")
+    polled = await user.get(queue, headers={"hx-request": "true"})
+    assert polled.status_code == 200
+    assert "Nothing is waiting." in polled.text
+    await user.post("/console/logout")
+    headers = {"hx-request": "true", "hx-current-url": f"http://hub.test{world.page('approvals')}"}
+    ended = await user.get(queue, headers=headers)
+    assert ended.status_code == 200
+    assert ended.text == ""
+    assert ended.headers["hx-redirect"] == (
+        f"/console/login?next=%2Fconsole%2Ft%2F{world.tenant_id}%2Fapprovals"
+    )
+
+
+async def test_the_platform_admin_picks_a_tenant(
+    app: FastAPI, world: ConsoleWorld, database: Database
+) -> None:
+    platform = await make_platform_admin(database)
+    async with browser_client(app) as http:
+        user = ConsoleUser(http)
+        signed = await user.sign_in(platform.key)
+        assert signed.status_code == 303
+        home = await http.get("/console")
+        assert home.status_code == 200
+        assert 'action="/console/tenant"' in home.text
+        picked = await http.get("/console/tenant", params={"t": str(world.tenant_id)})
+        assert picked.headers["location"] == world.page("approvals")
+        assert (await http.get(world.page("approvals"))).status_code == 200
+        assert (await http.get("/console/tenant", params={"t": "../x"})).status_code == 404
