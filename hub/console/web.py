@@ -23,12 +23,14 @@ from fastapi.routing import APIRoute
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.background import BackgroundTask
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from hub.auth.caller import Caller, TenantAccess
 from hub.auth.console_sessions import csrf_of, resume_session
 from hub.authz.deps import get_tenant_access, item_resource, require
 from hub.authz.throttle import enforce
+from hub.console.failures import audit_refusal
 from hub.console.security import (
     SESSION_COOKIE,
     UNSAFE,
@@ -153,12 +155,11 @@ async def signed_in(request: Request, session: SessionDep) -> Console:
         principal_id=str(caller.principal_id),
         tenant_id=str(caller.tenant_id) if caller.tenant_id else None,
     )
-    csrf = csrf_of(token)
+    console = Console(request, session, caller, csrf_of(token))
+    request.state.console = console  # for the error page's navigation and the audit of refusals
     if request.method in UNSAFE:
         presented = request.headers.get("x-csrf-token") or (await form_of(request)).get("csrf")
-        check_token(presented, csrf)
-    console = Console(request, session, caller, csrf)
-    request.state.console = console  # for the error page's navigation
+        check_token(presented, console.csrf)
     return console
 
 
@@ -187,10 +188,11 @@ def render(
     status: int = 200,
     **context: Any,
 ) -> HTMLResponse:
+    csrf = console.csrf if console else str(context.pop("csrf", ""))
     page = env.get_template(template).render(
         console=console,
         caller=console.caller if console else None,
-        csrf=console.csrf if console else context.pop("csrf", ""),
+        csrf=csrf,
         t=getattr(console, "t", None),
         request_id=request_id_of(request),
         **context,
@@ -269,6 +271,9 @@ class ConsoleRoute(APIRoute):
                 response = _sign_in(request)
             except HubError as error:
                 response = error_page(request, error)
+                # after the response: the request's session (and its lock) is closed only then
+                console = getattr(request.state, "console", None)
+                response.background = BackgroundTask(audit_refusal, request, console, error)
             except (RequestValidationError, ValidationError):
                 response = error_page(request, BadRequest("the form's values are invalid"))
             return secure_headers(response)

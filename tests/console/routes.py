@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
+from hub.console.failures import ACTIONS
+
 __all__ = ["PAGES", "ConsoleRoute", "console_routes", "url_of"]
 
 
@@ -56,6 +58,16 @@ PAGES: dict[str, tuple[str, dict[str, str]]] = {
     "console.not_found": ("", {}),
 }
 
+#: pages without an API counterpart: assets, signing in, the front door, the 404 page
+UNAUDITED = {
+    "console.static",
+    "console.login_form",
+    "console.login",
+    "console.home",
+    "console.tenant_pick",
+    "console.not_found",
+}
+
 _PARAM = re.compile(r"{(\w+)(?::path)?}")
 
 
@@ -72,6 +84,8 @@ def console_routes(app: FastAPI) -> list[ConsoleRoute]:
                 ConsoleRoute(route.name, method, route.path, query, form, "{t}" in route.path)
             )
     assert {r.name for r in found} == set(PAGES)
+    # every page a signed-in request reaches records its refusals under an API action
+    assert set(PAGES) - set(ACTIONS) == UNAUDITED
     return found
 
 

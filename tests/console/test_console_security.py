@@ -11,12 +11,13 @@ from __future__ import annotations
 import httpx2
 from fastapi import FastAPI
 
+from hub.console.failures import ACTIONS
 from hub.core.db import Database
 from tests.console.conftest import XSS, ConsoleWorld, browser_client, build_world
 from tests.console.routes import console_routes, form_of, url_of
 from tests.console.support import ConsoleUser, seed_approval
 from tests.support.factories import make_principal
-from tests.support.route_world import snapshot
+from tests.support.route_world import AUDIT_TABLES, snapshot
 from tests.support.stories import audit_events
 
 
@@ -76,7 +77,7 @@ async def test_every_post_needs_the_csrf_token_and_the_same_origin(
     ids = await _ids(world, database, client)
     posts = [r for r in console_routes(app) if r.method == "POST" and r.name != "console.login"]
     assert len(posts) >= 7
-    before = await snapshot(database, ids["t"])
+    before = await snapshot(database, ids["t"], skip=AUDIT_TABLES)
     for route in posts:
         url, form = url_of(route, ids), form_of(route, ids)
         attempts = [
@@ -90,7 +91,13 @@ async def test_every_post_needs_the_csrf_token_and_the_same_origin(
             assert response.status_code == 403, (route.name, response.text[:300])
             assert "text/html" in response.headers["content-type"]
             _framing_refused(response)
-    assert await snapshot(database, ids["t"]) == before
+    assert await snapshot(database, ids["t"], skip=AUDIT_TABLES) == before
+    # a forged token is a denied attempt of the signed-in user (the origin refusals come first)
+    denied = await audit_events(database, outcome="denied")
+    assert len(denied) == 2 * len(posts)
+    assert {e.actor_id for e in denied} == {world.setup.admin.principal_id}
+    assert all(e.details["via"] == "console" and e.details["status"] == 403 for e in denied)
+    assert {e.action for e in denied} == {ACTIONS[r.name].value for r in posts}
     # the same forms with the token go through (the refusals above were the token's doing)
     for route in posts:
         if route.name in ("console.logout", "console.server_oauth"):
@@ -250,6 +257,10 @@ async def test_only_people_decide_and_a_403_page_names_what_was_refused(
         shown = await http.get(deny.headers["location"])
         assert "denied" in shown.text
         assert "not today" in shown.text
+    refusals = await audit_events(database, action="approval.decide", outcome="denied")
+    assert [e.actor_id for e in refusals] == [world.agent.principal_id, viewer.principal_id]
+    assert refusals[1].resource == f"/console/t/{world.tenant_id}/approvals/{approval}/decision"
+    assert refusals[1].details["via"] == "console"
 
 
 CANARY = "console-canary-secret-7f3a9c21d4e6b8a0"
