@@ -6,17 +6,13 @@ not recorded either."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fastapi import Request
 
 from hub.audit.actions import Action
 from hub.audit.service import record_failure
+from hub.auth.caller import Caller
 from hub.core.deps import get_database
 from hub.core.errors import Forbidden, HubError, RateLimited
-
-if TYPE_CHECKING:
-    from hub.console.web import Console
 
 __all__ = ["ACTIONS", "audit_refusal"]
 
@@ -46,21 +42,22 @@ ACTIONS: dict[str, Action] = {
 }
 
 
-async def audit_refusal(request: Request, console: Console | None, error: HubError) -> None:
-    if console is None or isinstance(error, RateLimited):
+async def audit_refusal(
+    request: Request, caller: Caller | None, request_id: str, error: HubError
+) -> None:
+    if caller is None or isinstance(error, RateLimited):
         return
     denied = isinstance(error, Forbidden)
     if not denied and request.method != "POST":
         return
     name = getattr(request.scope.get("route"), "name", None) or ""
-    caller = console.caller
     await record_failure(
         get_database(request),
         tenant_id=caller.tenant_id,
         actor_id=caller.principal_id,
         action=ACTIONS.get(name, Action.REQUEST),
         resource=request.url.path,
-        request_id=console.request_id,
+        request_id=request_id,
         outcome="denied" if denied else "failed",
         details={
             "method": request.method,

@@ -272,8 +272,11 @@ class ConsoleRoute(APIRoute):
             except HubError as error:
                 response = error_page(request, error)
                 # after the response: the request's session (and its lock) is closed only then
-                console = getattr(request.state, "console", None)
-                response.background = BackgroundTask(audit_refusal, request, console, error)
+                console: Console | None = getattr(request.state, "console", None)
+                caller = console.caller if console else None
+                response.background = BackgroundTask(
+                    audit_refusal, request, caller, request_id_of(request), error
+                )
             except (RequestValidationError, ValidationError):
                 response = error_page(request, BadRequest("the form's values are invalid"))
             return secure_headers(response)
