@@ -9,10 +9,12 @@ never the agent that asked, and approving needs the tool's ``call`` (the API's r
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Query
 from pydantic import ValidationError
 from starlette.responses import Response
 
@@ -78,7 +80,8 @@ async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, Any]:
     others = await _recent(page, ctx)
     rows: list[ApprovalRead] = [*pending.items, *others]
     names = await _names(page, [a.agent_id for a in rows])
-    return {"pending": list(pending.items), "others": others, "names": names}
+    seen = hashlib.sha256("".join(f"{a.id}:{a.status};" for a in rows).encode()).hexdigest()
+    return {"pending": list(pending.items), "others": others, "names": names, "seen": seen}
 
 
 @router.get("", name="console.approvals")
@@ -88,9 +91,16 @@ async def approvals(page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response
 
 
 @router.get("/queue", name="console.approvals_queue")
-async def approvals_queue(page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response:
-    """The queue alone, for htmx to swap in."""
+async def approvals_queue(
+    page: TenantConsoleDep,
+    ctx: ApprovalContextDep,
+    seen: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    """The queue alone, for htmx to swap in; 204 (htmx swaps nothing) when it is the one the
+    page shows already, so a screen reader hears of changes only."""
     data = await _queue(page, ctx)
+    if seen == data["seen"]:
+        return Response(status_code=204)
     return render(page, page.request, "approvals/_queue.html", **data)
 
 

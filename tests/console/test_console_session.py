@@ -7,6 +7,8 @@ the cookie; sign-in itself needs the CSRF token and a same-origin request.
 
 from __future__ import annotations
 
+import re
+
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
@@ -226,6 +228,12 @@ async def test_the_polled_queue_sends_the_page_to_sign_in_when_the_session_ends(
     polled = await user.get(queue, headers={"hx-request": "true"})
     assert polled.status_code == 200
     assert "Nothing is waiting." in polled.text
+    seen = re.search(r'name="seen" value="([0-9a-f]{64})"', polled.text)
+    assert seen is not None
+    unchanged = await user.get(queue, params={"seen": seen.group(1)})
+    assert unchanged.status_code == 204  # htmx leaves the queue as it is
+    assert unchanged.text == ""
+    assert (await user.get(queue, params={"seen": "0" * 64})).status_code == 200
     await user.post("/console/logout")
     headers = {"hx-request": "true", "hx-current-url": f"http://hub.test{world.page('approvals')}"}
     ended = await user.get(queue, headers=headers)
