@@ -73,11 +73,16 @@ async def open_session(
     key: ParsedKey,
     request_id: str,
     previous_token: str | None,
+    idle_s: float,
 ) -> ConsoleLogin:
-    """Authenticate ``key`` (401 as the API would) and open a new session for it."""
+    """Authenticate ``key`` (401 as the API would) and open a new session for it; the key's
+    idle sessions, which no request will present again, are deleted on the way."""
     caller = await authenticate(session, pepper, key, request_id)
     if previous_token:
         await repository.delete_console_session(session, _hash(previous_token))
+    await repository.delete_idle_console_sessions(
+        session, caller.api_key_id, clock.now() - timedelta(seconds=idle_s)
+    )
     token = new_token()
     await repository.insert_console_session(
         session,

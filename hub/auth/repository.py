@@ -21,6 +21,7 @@ __all__ = [
     "KeyRecord",
     "delete_console_session",
     "delete_console_sessions_of_key",
+    "delete_idle_console_sessions",
     "find_console_session",
     "find_key",
     "find_key_by_row",
@@ -175,3 +176,14 @@ async def delete_console_sessions_of_key(session: AsyncSession, api_key_id: uuid
         .execution_options(synchronize_session=False)
     )
     return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def delete_idle_console_sessions(
+    session: AsyncSession, api_key_id: uuid.UUID, seen_before: datetime
+) -> None:
+    """The key's sessions idle since ``seen_before`` (signed out already; their rows go)."""
+    await session.execute(
+        delete(ConsoleSession)
+        .where(ConsoleSession.api_key_id == api_key_id, ConsoleSession.last_seen_at < seen_before)
+        .execution_options(synchronize_session=False)
+    )

@@ -88,7 +88,12 @@ async def login(request: Request, session: SessionDep) -> Response:
         if key is None:
             raise Unauthorized()
         login = await open_session(
-            session, pepper, key, request_id_of(request), request.cookies.get(SESSION_COOKIE)
+            session,
+            pepper,
+            key,
+            request_id_of(request),
+            request.cookies.get(SESSION_COOKIE),
+            settings.console_idle_s,
         )
     except Unauthorized:
         return _login_page(request, next_url, "That API key was not accepted.", 401)

@@ -17,7 +17,7 @@ from hub.models import ConsoleSession
 from tests.conftest import ClockControl
 from tests.console.conftest import ConsoleWorld, browser_client
 from tests.console.support import ConsoleUser, csrf_in
-from tests.support.factories import make_platform_admin
+from tests.support.factories import make_platform_admin, make_principal
 from tests.support.stories import audit_events
 
 
@@ -259,3 +259,38 @@ async def test_the_platform_admin_picks_a_tenant(
         assert picked.headers["location"] == world.page("approvals")
         assert (await http.get(world.page("approvals"))).status_code == 200
         assert (await http.get("/console/tenant", params={"t": "../x"})).status_code == 404
+
+
+async def test_signing_in_clears_the_keys_idle_sessions(
+    clock_control: ClockControl, app: FastAPI, world: ConsoleWorld, database: Database
+) -> None:
+    for _ in range(3):  # three browsers that never come back
+        async with browser_client(app) as http:
+            await ConsoleUser(http).sign_in(world.setup.admin.key)
+    assert await _sessions(database) == 3
+    clock_control.advance(1801)
+    async with browser_client(app) as http:
+        await ConsoleUser(http).sign_in(world.setup.admin.key)
+    assert await _sessions(database) == 1
+
+
+async def test_a_deleted_principal_is_signed_out(
+    user: ConsoleUser, world: ConsoleWorld, database: Database
+) -> None:
+    other = await make_principal(database, world.tenant_id, name="second-admin")
+    deleted = await user.http.delete(
+        world.setup.url("principals", world.setup.admin.principal_id), headers=other.headers
+    )
+    assert deleted.status_code == 204, deleted.text
+    page = await user.get(world.page("approvals"))
+    assert page.status_code == 303
+    assert page.headers["location"].startswith("/console/login")
+    assert await _sessions(database) == 0
+
+
+async def test_the_token_may_come_in_a_header(user: ConsoleUser, world: ConsoleWorld) -> None:
+    out = await user.http.post(
+        "/console/logout", headers={"origin": user.origin, "x-csrf-token": user.csrf}
+    )
+    assert out.status_code == 303
+    assert (await user.get(world.page("approvals"))).status_code == 303
