@@ -119,8 +119,47 @@ def _pending(result: Any) -> str:
     return str(approval["id"])
 
 
+#: form controls without a label (``<label for>`` or ``aria-label``)
+UNLABELLED = """() => [...document.querySelectorAll(
+    'input:not([type=hidden]), select, textarea')].filter(
+    e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label'))
+    .map(e => e.name || e.id)"""
+
+#: visible text whose WCAG contrast ratio against its (nearest opaque) background is below 4.5
+LOW_CONTRAST = """() => {
+  const rgb = s => s.match(/[0-9.]+/g).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = c => {
+      c /= 255;
+      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = e => {
+    for (; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || c[3] > 0.99) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const bad = [];
+  for (const e of document.querySelectorAll('body *')) {
+    const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !e.getClientRects().length || e.closest('.sr-only, .skip')) continue;
+    const a = lum(rgb(getComputedStyle(e).color).slice(0, 3)), b = lum(background(e));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const text = e.textContent.trim().slice(0, 40);
+    if (ratio < 4.5) bad.push(`${e.tagName}: ${text} ${ratio.toFixed(2)}`);
+  }
+  return bad;
+}"""
+
+
 async def _shots(page: Any, name: str) -> None:
-    """The page at both widths, and no sideways scrolling on the narrow one."""
+    """The page at both widths, and no sideways scrolling on the narrow one; every control
+    labelled and all text at WCAG AA contrast."""
+    assert await page.evaluate(UNLABELLED) == [], name
+    assert await page.evaluate(LOW_CONTRAST) == [], name
     for label, (width, height) in WIDTHS.items():
         await page.set_viewport_size({"width": width, "height": height})
         await page.screenshot(path=str(_artifacts() / f"{name}-{label}.png"), full_page=True)
@@ -163,6 +202,17 @@ async def _journey(
     await page.get_by_label("API key").fill(world["owner_key"])
     await page.get_by_role("button", name="Sign in").click()
     await expect(page.get_by_role("heading", name="Approvals", exact=True)).to_be_visible()
+    # the contrast check is not vacuous: pale text added to the page is caught
+    pale = "() => { const p = document.createElement('p'); p.id = 'pale'; p.textContent = 'pale';"
+    pale += " p.style.color = '#bbbbbb'; document.querySelector('main').append(p); }"
+    await page.evaluate(pale)
+    assert any("pale" in found for found in await page.evaluate(LOW_CONTRAST))
+    await page.evaluate("() => document.getElementById('pale').remove()")
+    # keyboard: the first Tab reaches the skip link, which moves focus to the content
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("main")).to_be_focused()
     cookies = await page.context.cookies()
     session = next(c for c in cookies if c["name"] == "hub_console")
     assert session["httpOnly"]
