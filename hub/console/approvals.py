@@ -72,22 +72,42 @@ async def _recent(page: TenantConsole, ctx: ApprovalContext) -> list[ApprovalRea
 
 
 async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, Any]:
+    """The pending approvals (what the page polls), with their agents' names and a digest."""
     await page.require("approval:*", "read")
     params = PageParams(limit=QUEUE_LIMIT, cursor=None)
-    pending = await service.list_approvals(
-        page.session, ctx, page.access, params, status="pending", deployment_id=None, agent_id=None
+    pending = list(
+        (
+            await service.list_approvals(
+                page.session,
+                ctx,
+                page.access,
+                params,
+                status="pending",
+                deployment_id=None,
+                agent_id=None,
+            )
+        ).items
     )
-    others = await _recent(page, ctx)
-    rows: list[ApprovalRead] = [*pending.items, *others]
-    names = await _names(page, [a.agent_id for a in rows])
-    seen = hashlib.sha256("".join(f"{a.id}:{a.status};" for a in rows).encode()).hexdigest()
-    return {"pending": list(pending.items), "others": others, "names": names, "seen": seen}
+    names = await _names(page, [a.agent_id for a in pending])
+    seen = hashlib.sha256("".join(f"{a.id};" for a in pending).encode()).hexdigest()
+    return {"pending": pending, "names": names, "seen": seen}
 
 
 @router.get("", name="console.approvals")
 async def approvals(page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response:
+    """The queue (polled) and, read once with the page, the recent decisions."""
     data = await _queue(page, ctx)
-    return render(page, page.request, "approvals/list.html", poll=POLL, **data)
+    others = await _recent(page, ctx)
+    names = {**data.pop("names"), **await _names(page, [a.agent_id for a in others])}
+    return render(
+        page,
+        page.request,
+        "approvals/list.html",
+        poll=POLL,
+        others=others,
+        names=names,
+        **data,
+    )
 
 
 @router.get("/queue", name="console.approvals_queue")
@@ -96,8 +116,8 @@ async def approvals_queue(
     ctx: ApprovalContextDep,
     seen: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
-    """The queue alone, for htmx to swap in; 204 (htmx swaps nothing) when it is the one the
-    page shows already, so a screen reader hears of changes only."""
+    """The pending queue alone, for htmx to swap in; 204 (htmx swaps nothing) when it is the
+    one the page shows already, so a screen reader hears of changes only."""
     data = await _queue(page, ctx)
     if seen == data["seen"]:
         return Response(status_code=204)
