@@ -11,12 +11,16 @@ from starlette.responses import Response
 
 from hub.console.routing import console_router
 from hub.console.web import TenantConsoleDep, form_of, redirect, render
+from hub.core.deps import DatabaseDep
 from hub.core.errors import BadRequest
 from hub.core.pagination import PageParams
 from hub.core.paths import parse_id
 from hub.credentials import service
 from hub.credentials.deps import CredentialContextDep
 from hub.credentials.schemas import CredentialCreate, CredentialRead, CredentialUpdate
+from hub.oauth import service as oauth
+from hub.oauth.deps import OAuthContextDep
+from hub.oauth.schemas import AuthorizationCreate
 
 __all__ = ["router"]
 
@@ -70,3 +74,25 @@ async def replace_secret(c: str, page: TenantConsoleDep, ctx: CredentialContextD
         raise BadRequest("type the new secret")
     await service.update_credential(page.session, ctx, page.access, parse_id(c), data)
     return redirect(f"/console/t/{page.t}/credentials")
+
+
+@router.post("/{c}/oauth", name="console.credential_oauth")
+async def reauthorize(
+    c: str, page: TenantConsoleDep, db: DatabaseDep, ctx: OAuthContextDep
+) -> Response:
+    """Re-authorise an ``oauth_token`` credential (its scopes kept and widened by the service);
+    the page links to the authorization server, as a server's “Connect with OAuth”."""
+    await page.require("credential:*", "write")
+    credential_id = parse_id(c)
+    started = await oauth.create_authorization(
+        db, page.session, ctx, page.access, AuthorizationCreate(credential_id=credential_id)
+    )
+    return render(
+        page,
+        page.request,
+        "servers/oauth.html",
+        subject=str(credential_id),
+        back=f"/console/t/{page.t}/credentials",
+        url=started.authorization_url,
+        expires_at=started.row.expires_at,
+    )

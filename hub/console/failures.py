@@ -37,6 +37,7 @@ ACTIONS: dict[str, Action] = {
     "console.credentials": Action.CREDENTIAL_LIST,
     "console.credential_create": Action.CREDENTIAL_CREATE,
     "console.credential_secret": Action.CREDENTIAL_UPDATE,
+    "console.credential_oauth": Action.OAUTH_AUTHORIZE,
     "console.audit": Action.AUDIT_LIST,
     "console.audit_verify": Action.AUDIT_VERIFY,
 }

@@ -6,6 +6,7 @@ OAuth service and links to the authorization server)."""
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import Query
 from starlette.responses import Response
@@ -101,7 +102,8 @@ async def connect(
         page,
         page.request,
         "servers/oauth.html",
-        handle=handle,
+        subject=handle,
+        back=f"/console/t/{page.t}/servers/{quote(handle, safe='')}",
         url=started.authorization_url,
         expires_at=started.row.expires_at,
     )

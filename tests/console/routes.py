@@ -53,6 +53,7 @@ PAGES: dict[str, tuple[str, dict[str, str]]] = {
     "console.credentials": ("", {}),
     "console.credential_create": ("", {"name": "n", "type": "secret", "secret": "s" * 20}),
     "console.credential_secret": ("", {"secret": "s" * 20}),
+    "console.credential_oauth": ("", {}),
     "console.audit": ("outcome=success", {}),
     "console.audit_verify": ("", {}),
     "console.not_found": ("", {}),
