@@ -21,6 +21,7 @@ from hub.approvals.endpoints import router as approvals_router
 from hub.audit.endpoints import platform_router as platform_audit_router
 from hub.audit.endpoints import router as audit_router
 from hub.catalogs.endpoints import router as catalogs_router
+from hub.console.routes import ROUTERS as CONSOLE_ROUTERS
 from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
 from hub.discovery.endpoints import router as discovery_router
@@ -56,6 +57,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     oauth_router,
     gateway_router,
     oauth_public_router,
+    *CONSOLE_ROUTERS,  # HTML pages under /console, out of the OpenAPI schema
 )
 
 

@@ -25,13 +25,14 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from hub.auth.key_format import parse_key
+from hub.auth.repository import insert_console_session
 from hub.core import clock, rls
 from hub.core.db import Database, create_engine
 from hub.core.jobs import schedule
 from hub.core.migrations import grant_statements
 from hub.core.rls_ddl import POLICY_NAME, SCOPE_EXPR, tenant_rls_sql
 from hub.core.settings import Settings
-from hub.models import ApiKey, Principal, Server, WorkerJob
+from hub.models import ApiKey, ConsoleSession, Principal, Server, WorkerJob
 from hub.models.base import Base
 from tests.support.databases import (
     APP_ROLE,
@@ -266,6 +267,7 @@ async def test_the_definer_functions_are_not_public(pg: Database) -> None:
     assert [tuple(r) for r in rows] == [
         ("hub_auth_key", True, False, True, True),
         ("hub_claim_jobs", True, False, True, True),
+        ("hub_console_session", True, False, True, True),
         ("hub_oauth_state_tenant", True, False, True, True),
     ]
 
@@ -309,6 +311,43 @@ async def test_the_key_read_sets_the_scope_of_its_tenant(pg: Database) -> None:
         after_unknown = (await conn.execute(select(Server.tenant_id))).scalars().all()
         await conn.rollback()
     assert (row.tenant_id, row.scope) == (a, str(a))
+    assert seen == [a]
+    assert tuple(unknown) == (None, "")
+    assert after_unknown == []
+
+
+async def test_the_console_cookie_read_sets_the_scope_of_its_tenant(pg: Database) -> None:
+    a, _b = await _two_tenants(pg)
+    actor = await make_principal(pg, a)
+    async with owner_session(pg, write=False) as session:
+        key_row = (
+            await session.execute(
+                select(ApiKey.id).where(ApiKey.principal_id == actor.principal_id)
+            )
+        ).scalar_one()
+    async with owner_session(pg) as session:
+        await insert_console_session(
+            session,
+            tenant_id=a,
+            principal_id=actor.principal_id,
+            api_key_id=key_row,
+            token_hash="ab" * 32,
+            now=clock.now(),
+        )
+    async with pg.session(write=False) as session:  # no scope: the cookie comes first
+        hidden = (await session.execute(select(ConsoleSession.id))).scalars().all()
+    assert hidden == []  # the table is under the tenant policy
+    async with _own_engine(pg) as engine, engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text("SELECT api_key_id, scope FROM hub_console_session(:h)"), {"h": "ab" * 32}
+            )
+        ).one()
+        seen = (await conn.execute(select(Server.tenant_id))).scalars().all()
+        unknown = (await conn.execute(text("SELECT id, scope FROM hub_console_session('x')"))).one()
+        after_unknown = (await conn.execute(select(Server.tenant_id))).scalars().all()
+        await conn.rollback()
+    assert (row.api_key_id, row.scope) == (key_row, str(a))
     assert seen == [a]
     assert tuple(unknown) == (None, "")
     assert after_unknown == []

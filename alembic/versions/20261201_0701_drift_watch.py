@@ -1,7 +1,7 @@
 """server_probes and catalog_drift: the drift watch's live hashes and marks (DESIGN §10.6, §15)
 
 Revision ID: 0701
-Revises: 0302
+Revises: 0601
 Create Date: 2026-12-01
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 from hub.core.rls_ddl import disable_tenant_rls, enable_tenant_rls
 
 revision: str = "0701"
-down_revision: str | None = "0401"
+down_revision: str | None = "0601"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

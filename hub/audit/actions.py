@@ -91,6 +91,9 @@ class Action(StrEnum):
     APPROVAL_LIST = "approval.list"
     APPROVAL_GET = "approval.get"
     APPROVAL_DECIDE = "approval.decide"
+    # the console (DESIGN §14): signing in and out
+    CONSOLE_SIGN_IN = "console_session.create"
+    CONSOLE_SIGN_OUT = "console_session.delete"
     # the audit trail itself (reading it is audited only when refused)
     AUDIT_LIST = "audit.list"
     AUDIT_VERIFY = "audit.verify"

@@ -11,13 +11,26 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import String, bindparam, column, or_, select, text, update
+from sqlalchemy import String, Uuid, bindparam, column, delete, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import rls
-from hub.models import ApiKey, Principal, Tenant
+from hub.core.dbtypes import UTCDateTime
+from hub.models import ApiKey, ConsoleSession, Principal, Tenant
 
-__all__ = ["KeyRecord", "find_key", "touch_last_used"]
+__all__ = [
+    "ConsoleSessionRecord",
+    "KeyRecord",
+    "delete_console_session",
+    "delete_console_sessions_of_key",
+    "delete_idle_console_sessions",
+    "find_console_session",
+    "find_key",
+    "find_key_by_row",
+    "insert_console_session",
+    "touch_console_session",
+    "touch_last_used",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +55,7 @@ class KeyRecord:
         return f"KeyRecord(api_key_id={self.api_key_id!r}, principal_id={self.principal_id!r})"
 
 
-_FIND_KEY = (
+_KEY_COLUMNS = (
     select(
         ApiKey.id,
         ApiKey.key_hash,
@@ -60,8 +73,9 @@ _FIND_KEY = (
     )
     .join(Principal, Principal.id == ApiKey.principal_id)
     .outerjoin(Tenant, Tenant.id == Principal.tenant_id)
-    .where(ApiKey.key_id == bindparam("key_id"))
 )
+_FIND_KEY = _KEY_COLUMNS.where(ApiKey.key_id == bindparam("key_id"))
+_FIND_KEY_BY_ROW = _KEY_COLUMNS.where(ApiKey.id == bindparam("row_id"))
 
 
 # On PostgreSQL the key is read before its tenant is known, so row-level security would hide it:
@@ -93,6 +107,12 @@ async def find_key(session: AsyncSession, key_id: str) -> KeyRecord | None:
     return None if values[0] is None else KeyRecord(*values[:-1])
 
 
+async def find_key_by_row(session: AsyncSession, api_key_id: uuid.UUID) -> KeyRecord | None:
+    """The key whose row id is ``api_key_id`` (a console session's key), as :func:`find_key`."""
+    row = (await session.execute(_FIND_KEY_BY_ROW, {"row_id": api_key_id})).one_or_none()
+    return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
+
+
 async def touch_last_used(
     session: AsyncSession, api_key_id: uuid.UUID, now: datetime, interval: timedelta
 ) -> bool:
@@ -107,3 +127,111 @@ async def touch_last_used(
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+# --- console sessions (DESIGN §14, §15) ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleSessionRecord:
+    id: uuid.UUID
+    api_key_id: uuid.UUID
+    last_seen_at: datetime
+
+
+async def insert_console_session(
+    session: AsyncSession,
+    *,
+    tenant_id: uuid.UUID | None,
+    principal_id: uuid.UUID,
+    api_key_id: uuid.UUID,
+    token_hash: str,
+    now: datetime,
+) -> None:
+    await session.execute(
+        insert(ConsoleSession).values(
+            id=uuid.uuid4(),
+            tenant_id=tenant_id,
+            principal_id=principal_id,
+            api_key_id=api_key_id,
+            token_hash=token_hash,
+            last_seen_at=now,
+            created_at=now,
+        )
+    )
+
+
+# On PostgreSQL the cookie is read before its tenant is known: the lookup runs in a SECURITY
+# DEFINER function (migration 0601) that also sets the connection's RLS scope to the session's
+# tenant and returns it (``scope``), as ``hub_auth_key`` does for a key.
+_FIND_CONSOLE_SESSION_DEFINER = text(
+    "SELECT id, api_key_id, last_seen_at, scope FROM hub_console_session(:token_hash)"
+).columns(
+    column("id", Uuid()),
+    column("api_key_id", Uuid()),
+    column("last_seen_at", UTCDateTime()),
+    column("scope", String()),
+)
+
+
+async def find_console_session(
+    session: AsyncSession, token_hash: str
+) -> ConsoleSessionRecord | None:
+    """The console session whose token hashes to ``token_hash``; on PostgreSQL its tenant's RLS
+    scope is entered on the way (the requests after it read that tenant's rows)."""
+    if session.get_bind().dialect.name == "postgresql":
+        values = cast(
+            "tuple[Any, ...]",
+            (
+                await session.execute(_FIND_CONSOLE_SESSION_DEFINER, {"token_hash": token_hash})
+            ).one(),
+        )
+        await rls.set_by_statement(session, str(values[-1]))
+        return None if values[0] is None else ConsoleSessionRecord(*values[:-1])
+    row = (
+        await session.execute(
+            select(ConsoleSession.id, ConsoleSession.api_key_id, ConsoleSession.last_seen_at).where(
+                ConsoleSession.token_hash == token_hash
+            )
+        )
+    ).one_or_none()
+    return None if row is None else ConsoleSessionRecord(*cast("tuple[Any, ...]", row))
+
+
+async def touch_console_session(
+    session: AsyncSession, session_id: uuid.UUID, now: datetime, interval: timedelta
+) -> None:
+    await session.execute(
+        update(ConsoleSession)
+        .where(ConsoleSession.id == session_id, ConsoleSession.last_seen_at < now - interval)
+        .values(last_seen_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def delete_console_session(session: AsyncSession, token_hash: str) -> None:
+    await session.execute(
+        delete(ConsoleSession)
+        .where(ConsoleSession.token_hash == token_hash)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def delete_console_sessions_of_key(session: AsyncSession, api_key_id: uuid.UUID) -> int:
+    result = await session.execute(
+        delete(ConsoleSession)
+        .where(ConsoleSession.api_key_id == api_key_id)
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def delete_idle_console_sessions(
+    session: AsyncSession, api_key_id: uuid.UUID, seen_before: datetime
+) -> None:
+    """The key's sessions idle since ``seen_before`` (signed out already; their rows go)."""
+    await session.execute(
+        delete(ConsoleSession)
+        .where(ConsoleSession.api_key_id == api_key_id, ConsoleSession.last_seen_at < seen_before)
+        .execution_options(synchronize_session=False)
+    )

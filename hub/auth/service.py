@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import uuid
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -34,7 +35,7 @@ from hub.core.db import preliminary_reads
 from hub.core.errors import Unauthorized
 from hub.core.tenancy import TenantId
 
-__all__ = ["LAST_USED_INTERVAL", "authenticate"]
+__all__ = ["LAST_USED_INTERVAL", "admit_key_row", "authenticate"]
 
 log = logging.getLogger("hub.auth")
 
@@ -62,10 +63,25 @@ async def authenticate(
     return caller
 
 
+async def admit_key_row(session: AsyncSession, api_key_id: uuid.UUID, request_id: str) -> Caller:
+    """The caller of the key row ``api_key_id`` — for a console session, which proved the key
+    when it was opened — with every other check of :func:`authenticate` (revoked, expired,
+    disabled principal or tenant: 401), read on the request's ``session``."""
+    async with preliminary_reads(session):
+        record = await repository.find_key_by_row(session, api_key_id)
+    if record is None:
+        raise Unauthorized()
+    return _live(record, request_id)
+
+
 def _admit(record: repository.KeyRecord | None, computed: str, request_id: str) -> Caller:
     stored = record.key_hash if record is not None else _DUMMY_HASH
     if not hmac.compare_digest(stored, computed) or record is None:
         raise Unauthorized()
+    return _live(record, request_id)
+
+
+def _live(record: repository.KeyRecord, request_id: str) -> Caller:
     now = clock.now()
     if record.revoked_at is not None or (
         record.expires_at is not None and record.expires_at <= now

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     # the drift watch: each server a deployment references is re-discovered about this often
     drift_interval_s: float = Field(default=900.0, ge=1, le=7 * 86_400)
 
+    # The console (DESIGN §14, §15): a session not seen for this long is signed out
+    console_idle_s: float = Field(default=1800.0, gt=0, le=7 * 86_400)
+
     # Operations (DESIGN §11): shared rate limits, leader-free workers, shutdown
     # ``memory://`` (per replica) or ``redis://…``/``rediss://…`` (shared by every replica)
     rate_limit_storage_url: SecretStr = SecretStr("memory://")

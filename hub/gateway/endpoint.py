@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request, Response
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
 from hub.auth.caller import Caller
 from hub.auth.deps import authenticate_request, parsed_key
@@ -163,7 +164,7 @@ async def _serve(request: Request, t: str, d: str) -> Response:
     public = settings.public_base_url
 
     def approval_url(approval_id: Any) -> str:
-        return f"{public}/tenants/{tenant_id}/approvals/{approval_id}"
+        return f"{public}{console_path(str(tenant_id.value), approval_id)}"
 
     watch = parts.get(DriftWatch) if DriftWatch in parts else None
 

@@ -6,6 +6,7 @@ from hub.models.audit_chain_head import AuditChainHead
 from hub.models.audit_event import AuditEvent
 from hub.models.base import Base
 from hub.models.catalog import Catalog
+from hub.models.console_session import ConsoleSession
 from hub.models.credential import Credential
 from hub.models.deployment import Deployment, DeploymentEntry
 from hub.models.drift import CatalogDrift, ServerProbe
@@ -26,6 +27,7 @@ __all__ = [
     "Base",
     "Catalog",
     "CatalogDrift",
+    "ConsoleSession",
     "Credential",
     "Deployment",
     "DeploymentEntry",

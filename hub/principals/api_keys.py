@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.auth.caller import Caller, TenantAccess
+from hub.auth.console_sessions import end_sessions_of_key
 from hub.auth.key_format import display_prefix, generate_key, hash_key
 from hub.core import clock
 from hub.core.errors import BadRequest, Conflict, NotFound
@@ -158,6 +159,7 @@ async def revoke_key(
     if key.revoked_at is None:
         key.revoked_at = clock.now()
         await session.flush()
+    await end_sessions_of_key(session, key.id)  # its console sessions end with it
     await _audit(session, access.tenant_id, access.caller, Action.API_KEY_REVOKE, key)
 
 
@@ -224,6 +226,7 @@ async def revoke_platform_key(session: AsyncSession, caller: Caller, key_id: uui
     if key.revoked_at is None:
         key.revoked_at = clock.now()
         await session.flush()
+    await end_sessions_of_key(session, key.id)
     await _audit(session, None, caller, Action.PLATFORM_KEY_REVOKE, key)
 
 

@@ -539,8 +539,12 @@ def template_of(route: Route) -> str:
 
 
 def app_routes(app: FastAPI) -> dict[str, tuple[str, str]]:
+    """The app's API routes by name. The console's HTML pages (``/console``, session cookie, not
+    API keys) are walked as another tenant by ``tests/console/test_console_matrix.py``."""
     found: dict[str, tuple[str, str]] = {}
     for context in routing.iter_route_contexts(app.routes):
+        if str(context.path).startswith("/console"):
+            continue
         methods = sorted(m for m in (context.methods or set()) if m != "HEAD")
         for method in methods:
             found[str(context.name)] = (method, str(context.path))

@@ -1,0 +1,158 @@
+"""The approvals pages: the queue (pending first, refreshed by htmx polling), one approval with
+the exact JSON its call would forward, and the decision (DESIGN §10.3, §14, §15).
+
+Opening an approval's page never decides anything; approve and deny are POST forms with the CSRF
+token. Deciding goes through :func:`hub.approvals.service.decide_approval`: only people decide,
+never the agent that asked, and approving needs the tool's ``call`` (the API's rules, the same
+403s). An approval whose arguments can no longer be read shows that and offers no approve.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from fastapi import Query
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from hub.approvals import service
+from hub.approvals.deps import ApprovalContextDep
+from hub.approvals.links import console_path
+from hub.approvals.schemas import ApprovalDecision, ApprovalRead
+from hub.approvals.service import ApprovalContext
+from hub.console.routing import console_router
+from hub.console.web import TenantConsole, TenantConsoleDep, form_of, redirect, render
+from hub.core.errors import BadRequest
+from hub.core.pagination import PageParams, decode_cursor
+from hub.core.paths import parse_id
+from hub.principals.service import principal_label
+
+__all__ = ["router"]
+
+router = console_router("/t/{t}/approvals")
+
+QUEUE_LIMIT = 100
+RECENT = 50
+SCAN_LIMIT = 1000
+POLL = "every 3s"
+
+
+async def _names(page: TenantConsole, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    names: dict[uuid.UUID, str] = {}
+    for principal_id in set(ids):
+        label = await principal_label(page.session, page.access.tenant_id, principal_id)
+        names[principal_id] = label or str(principal_id)
+    return names
+
+
+async def _recent(page: TenantConsole, ctx: ApprovalContext) -> list[ApprovalRead]:
+    """The newest approvals that are no longer pending (lists run oldest first: read on, up to
+    :data:`SCAN_LIMIT` rows, keeping the last :data:`RECENT`)."""
+    kept: list[ApprovalRead] = []
+    cursor = None
+    for _ in range(SCAN_LIMIT // QUEUE_LIMIT):
+        result = await service.list_approvals(
+            page.session,
+            ctx,
+            page.access,
+            PageParams(limit=QUEUE_LIMIT, cursor=decode_cursor(cursor) if cursor else None),
+            status=None,
+            deployment_id=None,
+            agent_id=None,
+        )
+        kept = [*kept, *(a for a in result.items if a.status != "pending")][-RECENT:]
+        cursor = result.next_cursor
+        if cursor is None:
+            break
+    kept.sort(key=lambda a: a.requested_at, reverse=True)
+    return kept
+
+
+async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, Any]:
+    """The pending approvals (what the page polls), with their agents' names and a digest."""
+    await page.require("approval:*", "read")
+    params = PageParams(limit=QUEUE_LIMIT, cursor=None)
+    pending = list(
+        (
+            await service.list_approvals(
+                page.session,
+                ctx,
+                page.access,
+                params,
+                status="pending",
+                deployment_id=None,
+                agent_id=None,
+            )
+        ).items
+    )
+    names = await _names(page, [a.agent_id for a in pending])
+    seen = hashlib.sha256("".join(f"{a.id};" for a in pending).encode()).hexdigest()
+    return {"pending": pending, "names": names, "seen": seen}
+
+
+@router.get("", name="console.approvals")
+async def approvals(page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response:
+    """The queue (polled) and, read once with the page, the recent decisions."""
+    data = await _queue(page, ctx)
+    others = await _recent(page, ctx)
+    names = {**data.pop("names"), **await _names(page, [a.agent_id for a in others])}
+    return render(
+        page,
+        page.request,
+        "approvals/list.html",
+        poll=POLL,
+        others=others,
+        names=names,
+        **data,
+    )
+
+
+@router.get("/queue", name="console.approvals_queue")
+async def approvals_queue(
+    page: TenantConsoleDep,
+    ctx: ApprovalContextDep,
+    seen: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    """The pending queue alone, for htmx to swap in; 204 (htmx swaps nothing) when it is the
+    one the page shows already, so a screen reader hears of changes only."""
+    data = await _queue(page, ctx)
+    if seen == data["seen"]:
+        return Response(status_code=204)
+    return render(page, page.request, "approvals/_queue.html", **data)
+
+
+@router.get("/{a}", name="console.approval")
+async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response:
+    await page.require_item("approval", a, "read")
+    item = await service.get_approval(page.session, ctx, page.access.tenant_id, parse_id(a))
+    names = await _names(page, [item.agent_id, *([item.decided_by] if item.decided_by else [])])
+    may_decide = page.caller.kind == "user" and item.agent_id != page.caller.principal_id
+    # the service decides; this only spares a person a button that would answer 403
+    may_approve = may_decide and await page.may(item.grant_key, "call")
+    return render(
+        page,
+        page.request,
+        "approvals/detail.html",
+        item=item,
+        names=names,
+        may_decide=may_decide,
+        may_approve=may_approve,
+    )
+
+
+@router.post("/{a}/decision", name="console.approval_decide")
+async def decide(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response:
+    await page.require_item("approval", a, "decide")
+    fields = await form_of(page.request)
+    try:
+        data = ApprovalDecision(
+            decision=fields.get("decision", ""),  # type: ignore[arg-type]
+            note=fields.get("note", "").strip() or None,
+        )
+    except ValidationError:
+        raise BadRequest("choose approve or deny; a note is at most 2000 characters") from None
+    await service.decide_approval(page.session, ctx, page.access, parse_id(a), data)
+    return redirect(console_path(page.t, parse_id(a)))

@@ -1,0 +1,112 @@
+"""The audit pages: the tenant's trail, oldest first, filtered by action, actor, outcome and a
+time range, a page at a time; and the hash chain's verification (DESIGN §11, §14). Both need
+``audit`` : ``read``, as the API does; neither writes."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, get_args
+
+from fastapi import Query
+from starlette.responses import Response
+
+from hub.audit import service
+from hub.audit.actions import Action, Outcome
+from hub.audit.schemas import AuditEventRead, AuditVerifyRead
+from hub.console.routing import console_router
+from hub.console.web import TenantConsoleDep, render
+from hub.core.deps import DatabaseDep
+from hub.core.errors import BadRequest
+from hub.core.pagination import PageParams, decode_cursor
+
+__all__ = ["router"]
+
+router = console_router("/t/{t}/audit")
+
+LIMIT = 50
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+ACTIONS = sorted(a.value for a in Action)
+
+
+def _time(raw: str | None, name: str) -> datetime | None:
+    """A ``datetime-local`` value (read as UTC) or an ISO time with an offset."""
+    if not raw:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        raise BadRequest(f"{name} is not a time") from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _filters(
+    action: str | None, actor: str | None, outcome: str | None, since: str | None, until: str | None
+) -> service.AuditFilters:
+    if action and action not in ACTIONS:
+        raise BadRequest("unknown action")
+    if outcome and outcome not in OUTCOMES:
+        raise BadRequest("unknown outcome")
+    actor_id = None
+    if actor:
+        try:
+            actor_id = uuid.UUID(actor.strip())
+        except ValueError:
+            raise BadRequest("actor must be a principal id") from None
+    return service.AuditFilters(
+        action=action or None,
+        actor_id=actor_id,
+        outcome=outcome or None,
+        since=_time(since, "since"),
+        until=_time(until, "until"),
+    )
+
+
+Text = Annotated[str | None, Query(max_length=64)]
+
+
+@router.get("", name="console.audit")
+async def audit(
+    page: TenantConsoleDep,
+    action: Text = None,
+    actor: Text = None,
+    outcome: Text = None,
+    since: Text = None,
+    until: Text = None,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    await page.require("audit", "read")
+    filters = _filters(action, actor, outcome, since, until)
+    params = PageParams(LIMIT, decode_cursor(cursor) if cursor else None)
+    result = await service.list_events(page.session, page.access.tenant_id, filters, params)
+    query = {
+        "action": action or "",
+        "actor": actor or "",
+        "outcome": outcome or "",
+        "since": since or "",
+        "until": until or "",
+    }
+    return render(
+        page,
+        page.request,
+        "audit/list.html",
+        items=[AuditEventRead.model_validate(e) for e in result.items],
+        next_cursor=result.next_cursor,
+        query=query,
+        actions=ACTIONS,
+        outcomes=OUTCOMES,
+    )
+
+
+@router.get("/verify", name="console.audit_verify")
+async def verify(page: TenantConsoleDep, db: DatabaseDep) -> Response:
+    await page.require("audit", "read")
+    result = await service.verify_chain(db, page.access.tenant_id)
+    read = AuditVerifyRead(
+        ok=result.ok,
+        checked=result.checked,
+        first_bad_id=result.first_bad_id,
+        reason=result.reason,
+        head_hash=result.head_hash,
+    )
+    return render(page, page.request, "audit/verify.html", result=read)

@@ -1,0 +1,79 @@
+"""A live ``hub serve`` for the browser test: migrated SQLite in the test's directory, a
+bootstrapped platform admin, the process's log in a file (a pipe nobody reads could fill up and
+stall it), stopped with SIGTERM. Settings are ``HUB_…`` names, as in ``tests/deploy/serving``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+
+from tests.deploy.serving import free_port, hub_env
+
+__all__ = ["ServedHub", "served_hub"]
+
+
+@dataclass(frozen=True)
+class ServedHub:
+    url: str
+    platform_key: str
+    log: Path
+
+
+def _command(tmp_path: Path, port: int, *args: str, **settings: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "hub.cli", *args],
+        capture_output=True,
+        text=True,
+        env=hub_env(tmp_path, port, **settings),
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@contextlib.contextmanager
+def served_hub(tmp_path: Path, log: Path, **settings: str) -> Iterator[ServedHub]:
+    port = free_port()
+    _command(tmp_path, port, "db", "upgrade", **settings)
+    key = _command(tmp_path, port, "bootstrap", **settings).strip()
+    url = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hub.cli", "serve"],
+            cwd=tmp_path,
+            env=hub_env(tmp_path, port, HUB_PUBLIC_URL=url, **settings),
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, log.read_text()[-2000:]
+            try:
+                if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            assert time.monotonic() < deadline, "hub serve did not start"
+            time.sleep(0.1)
+        yield ServedHub(url, key, log)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
