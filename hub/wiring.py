@@ -25,6 +25,7 @@ from hub.core.workers import Workers
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.service import CredentialContext
 from hub.egress import EgressConfig, Fetcher
+from hub.gateway.adapters.bundle import bundle_decisions
 from hub.gateway.adapters.effective import effective_check
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway, GatewayOptions
@@ -126,6 +127,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             ),
             views,
             effective_check(views, settings.drift_policy),
+            bundle_decisions(views, cache, settings.drift_policy),
             jobs,
             Workers(
                 jobs,

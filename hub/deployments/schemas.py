@@ -72,20 +72,30 @@ class BundleTool(BaseModel):
     wire_name: str
     grant_key: str
     sha256: str
+    effect: Literal["allow", "ask"] = Field(
+        description="the agent's effective decision (deny tools are not in the bundle)"
+    )
+    drifted: bool = Field(description="the live definition differs from the pinned one")
     allow_without_ask: bool
     tool: dict[str, Any]
 
 
 class BundleServer(BaseModel):
     handle: str
-    url: str
+    mode: Literal["relay", "direct"] = "relay"
+    url: str | None = Field(
+        default=None, description="the upstream URL, on direct-mode entries only"
+    )
     credential_id: uuid.UUID | None
     catalog_version: int
     catalog_sha256: str
+    arguments: Literal["strict", "schema"] = "strict"
+    tool_names: Literal["prefixed", "plain"] = "prefixed"
     tools: list[BundleTool]
 
 
 class BundleRead(BaseModel):
     deployment_id: uuid.UUID
     agent_id: uuid.UUID
+    grants_version: int = Field(description="the agent's grants_version the effects were read at")
     servers: list[BundleServer]
