@@ -21,10 +21,10 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.caching import CacheHint
+from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -46,6 +46,8 @@ INSTRUCTIONS = (
     "Tools of an MCP Hub deployment, served by its sidecar. A tool marked "
     "_meta['io.mcphub/approval'] = 'required' runs once a person approves the exact call."
 )
+
+LIST_CHANGED = "notifications/tools/list_changed"
 
 # (bundle, tool or None, wire name, arguments) -> CallToolResult; RelayError for JSON-RPC errors
 CallPath = Callable[[Bundle, ToolEntry | None, str, Any], Awaitable[dict[str, Any]]]
@@ -90,7 +92,7 @@ class SidecarServer:
         self._call_path = call_path
         self._engine = engine or Gateway()
         self._bus = InMemorySubscriptionBus()
-        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.server = _Server(
             "mcp-hub-sidecar",
             version=__version__,
@@ -106,14 +108,19 @@ class SidecarServer:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         if _legacy(ctx):
-            self._sessions.add(ctx.session)
+            # A request's session is per request; the connection under it is the client's, and
+            # its standalone channel (stdio, the GET stream) is where list_changed goes. The
+            # low-level context names no connection, so it is read off the session.
+            connection = getattr(ctx.session, "_connection", None)
+            if isinstance(connection, Connection):
+                self._connections.add(connection)
         return await call_next(ctx)
 
     async def tools_changed(self) -> None:
         await self._bus.publish(ToolsListChanged())
-        for session in list(self._sessions):
+        for connection in list(self._connections):
             with contextlib.suppress(Exception):  # a gone client: notifications are advisory
-                await session.send_tool_list_changed()
+                await connection.notify(LIST_CHANGED, None)
 
     async def _list(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -51,6 +52,20 @@ class _Out:
         await self._writer.drain()
 
 
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch ``fd`` (a pipe, a socket or a terminal; not a file or
+    the null device, which read to EOF at once anyway)."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+class _Threaded:
+    """A file the event loop cannot watch, read by the SDK's usual worker thread."""
+
+    def __init__(self, fd: int, mode: str) -> None:
+        self.file = anyio.wrap_file(os.fdopen(fd, mode, encoding="utf-8", errors="replace"))
+
+
 @contextlib.asynccontextmanager
 async def serving_stdio() -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's ``(read_stream, write_stream)`` over this process's stdin and stdout."""
@@ -60,22 +75,32 @@ async def serving_stdio() -> AsyncIterator[tuple[Any, Any]]:
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
-    reader = asyncio.StreamReader(limit=MAX_LINE)
-    in_pipe = os.fdopen(proto_in, "rb", buffering=0)
-    out_pipe = os.fdopen(proto_out, "wb", buffering=0)
-    transport_in, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), in_pipe
-    )
-    transport_out, protocol_out = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, out_pipe
-    )
-    writer = asyncio.StreamWriter(transport_out, protocol_out, None, loop)
+    closers: list[Any] = []
     try:
-        stdin = cast("anyio.AsyncFile[str]", _Lines(reader))
-        stdout = cast("anyio.AsyncFile[str]", _Out(writer))
-        async with stdio_server(stdin=stdin, stdout=stdout) as streams:
+        stdin: Any
+        stdout: Any
+        if _pollable(proto_in):
+            reader = asyncio.StreamReader(limit=MAX_LINE)
+            transport_in, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(proto_in, "rb", 0)
+            )
+            closers.append(transport_in)
+            stdin = _Lines(reader)
+        else:
+            stdin = _Threaded(proto_in, "r").file
+        if _pollable(proto_out):
+            transport_out, protocol_out = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, os.fdopen(proto_out, "wb", 0)
+            )
+            closers.append(transport_out)
+            stdout = _Out(asyncio.StreamWriter(transport_out, protocol_out, None, loop))
+        else:
+            stdout = _Threaded(proto_out, "w").file
+        async with stdio_server(
+            stdin=cast("anyio.AsyncFile[str]", stdin), stdout=cast("anyio.AsyncFile[str]", stdout)
+        ) as streams:
             yield streams
     finally:
-        transport_in.close()
-        with contextlib.suppress(Exception):
-            transport_out.close()
+        for closer in closers:
+            with contextlib.suppress(Exception):
+                closer.close()

@@ -186,3 +186,90 @@ async def stdio_sidecar(
         transport = stdio_client(params, errlog=errlog)
         async with Client(transport, mode=connect_mode, cache=None, **client) as mcp:
             yield mcp
+
+
+@dataclass
+class Running:
+    process: subprocess.Popen[bytes]
+    url: str
+    token: str
+    stdout: bytes = b""  # filled in once it has stopped
+
+
+@contextlib.contextmanager
+def listening_sidecar(sidecar: Sidecar, port: int, *extra: str) -> Iterator[Running]:
+    """``hub sidecar --listen 127.0.0.1:PORT`` until it serves; SIGTERM at the end."""
+    token_file = sidecar.workdir / "token"
+    with contextlib.suppress(FileNotFoundError):
+        token_file.unlink()
+    argv = sidecar_argv(
+        sidecar, "--listen", f"127.0.0.1:{port}", "--token-file", str(token_file), *extra
+    )
+    with sidecar.stderr_path.open("ab") as errlog:
+        process = subprocess.Popen(
+            argv,
+            env=sidecar.env(),
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert process.poll() is None, sidecar.stderr_path.read_text()[-2000:]
+            if token_file.exists():
+                try:
+                    httpx2.get(f"http://127.0.0.1:{port}/", timeout=1)
+                    break
+                except httpx2.TransportError:
+                    pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the sidecar did not listen in time")
+        running = Running(process, f"http://127.0.0.1:{port}/mcp", token_file.read_text().strip())
+        yield running
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            out, _ = process.communicate(timeout=20)
+            with contextlib.suppress(NameError):
+                running.stdout = out
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+
+
+def run_sidecar(
+    workdir: Path,
+    *args: str,
+    key: str | None,
+    hub: str = "http://127.0.0.1:9",
+    tenant: str = "00000000-0000-4000-8000-000000000001",
+    deployment: str = "00000000-0000-4000-8000-000000000002",
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """``hub sidecar`` run to its end (for the ways it refuses to start)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env["PYTHONPATH"] = str(ROOT)
+    if key is not None:
+        env["HUB_AGENT_KEY"] = key
+    argv = [sys.executable, "-m", "hub.cli", "sidecar", "--hub", hub, "--tenant", tenant]
+    argv += ["--deployment", deployment, "--cache-dir", str(workdir / "cache"), *args]
+    return subprocess.run(
+        argv,
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """stderr lines that are not JSON log lines."""
+    return [line for line in done.stderr.splitlines() if not line.startswith("{")]
