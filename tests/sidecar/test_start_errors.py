@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -12,10 +13,10 @@ from tests.peers.fixtures import SdkPeerStarter
 from tests.sidecar.support import Sidecar, deploy_on, error_lines, live_hub, run_sidecar
 
 
-def _one_line(done: object, *needles: str) -> str:
+def _one_line(done: subprocess.CompletedProcess[str], *needles: str) -> str:
     assert done.returncode == 1
     assert done.stdout == ""
-    lines = error_lines(done)  # type: ignore[arg-type]
+    lines = error_lines(done)
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
     for needle in needles:
