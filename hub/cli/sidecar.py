@@ -57,6 +57,9 @@ def sidecar(
     cache_dir: Annotated[
         Path | None, typer.Option("--cache-dir", help="Bundle cache directory.")
     ] = None,
+    call_timeout: Annotated[
+        float, typer.Option("--call-timeout", help="Seconds a relayed call may take in all.")
+    ] = 90.0,
     hub_ca: Annotated[
         str | None, typer.Option("--hub-ca", help="CA bundle (PEM) for the hub's certificate.")
     ] = None,
@@ -77,6 +80,7 @@ def sidecar(
             max_stale_s=max_stale,
             cache_dir=cache_dir or default_cache_dir(os.environ.get("XDG_CACHE_HOME")),
             hub_ca=hub_ca,
+            call_timeout_s=call_timeout,
         )
         serve = Serve()
         if listen is not None:

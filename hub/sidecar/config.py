@@ -97,6 +97,7 @@ class SidecarConfig:
         max_stale_s: float = 600.0,
         cache_dir: Path | None = None,
         hub_ca: str | None = None,
+        call_timeout_s: float = 90.0,
     ) -> SidecarConfig:
         if not agent_key:
             raise SidecarError("HUB_AGENT_KEY is not set: the sidecar needs the agent's API key")
@@ -104,6 +105,8 @@ class SidecarConfig:
             raise SidecarError(f"--mode {mode!r}: relay or direct")
         if sync_interval_s < 1:
             raise SidecarError("--sync-interval: at least 1 second")
+        if not 1 <= call_timeout_s <= 3600:
+            raise SidecarError("--call-timeout: between 1 and 3600 seconds")
         if max_stale_s < 0:
             raise SidecarError("--max-stale: not negative")
         return cls(
@@ -116,6 +119,7 @@ class SidecarConfig:
             max_stale_s=max_stale_s,
             cache_dir=cache_dir or default_cache_dir(None),
             hub_ca=hub_ca,
+            call_timeout_s=call_timeout_s,
         )
 
     def __repr__(self) -> str:  # never the key

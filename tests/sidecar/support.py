@@ -134,6 +134,7 @@ class Sidecar:
     deployed: Deployed
     workdir: Path
     extra: tuple[str, ...] = ()
+    hub_url: str | None = None  # another way to the hub (a recording or hostile front)
 
     @property
     def cache_dir(self) -> Path:
@@ -149,7 +150,7 @@ class Sidecar:
             "hub.cli",
             "sidecar",
             "--hub",
-            self.hub.url,
+            self.hub_url or self.hub.url,
             "--tenant",
             str(self.deployed.setup.tenant_id),
             "--deployment",
