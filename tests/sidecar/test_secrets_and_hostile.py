@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -44,11 +45,12 @@ async def test_relay_mode_never_sees_the_secret_and_asks_for_no_lease(
             async with stdio_sidecar(sidecar) as mcp:
                 listed = await mcp.list_tools()
                 results.append(listed.model_dump_json())
-                for name, arguments in [
+                calls: list[tuple[str, dict[str, Any]]] = [
                     ("docs__echo", {"text": "hi"}),
                     ("docs__add", {"a": 1, "b": 2}),  # ask: a pending approval
                     ("docs__fail", {}),
-                ]:
+                ]
+                for name, arguments in calls:
                     done = await mcp.call_tool(name, arguments)
                     results.append(done.model_dump_json())
             assert '"approval_pending"' in results[2]
@@ -137,7 +139,8 @@ async def test_stdio_ends_cleanly_on_eof_and_sigterm(
         deployed = await deploy_on(hub, [Upstream("docs", peer.url)])
         sidecar = Sidecar(hub, deployed, tmp_path)
         process = _spawn(sidecar)
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         process.stdin.write(json.dumps(INIT).encode() + b"\n")
         process.stdin.flush()
         answer = await anyio.to_thread.run_sync(process.stdout.readline)
