@@ -92,7 +92,7 @@ async def front_for(target: str) -> AsyncIterator[Front]:
         server = _NoSignals(config)
         async with anyio.create_task_group() as group:
             group.start_soon(server.serve, [sock])
-            while not server.started:  # uvicorn offers no event for it
+            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event for it
                 await anyio.sleep(0.05)
             try:
                 yield front
