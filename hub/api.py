@@ -25,6 +25,7 @@ from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
 from hub.discovery.endpoints import router as discovery_router
 from hub.gateway.endpoint import router as gateway_router
+from hub.gateway.lease import router as lease_router
 from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
 from hub.oauth.endpoints import public_router as oauth_public_router
@@ -53,6 +54,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     approvals_router,
     oauth_router,
     gateway_router,
+    lease_router,
     oauth_public_router,
 )
 

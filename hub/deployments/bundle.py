@@ -90,10 +90,12 @@ def build_bundle(
     )
     servers = []
     for e in entries:
+        direct = e.entry.mode == "direct"
         servers.append(
             BundleServer(
                 handle=e.server.handle,
-                mode="relay",  # every entry is relayed until direct mode exists: no url
+                mode="direct" if direct else "relay",
+                url=e.server.url if direct else None,
                 credential_id=e.server.credential_id,
                 catalog_version=e.catalog.version,
                 catalog_sha256=e.catalog.sha256,

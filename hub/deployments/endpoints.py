@@ -34,6 +34,7 @@ def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> Deplo
     return DeploymentRead(
         id=deployment.id,
         agent_id=deployment.agent_id,
+        sidecar_id=deployment.sidecar_id,
         name=deployment.name,
         entries=[
             EntryRead(
@@ -42,6 +43,7 @@ def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> Deplo
                 allow_without_ask=list(e.entry.allow_without_ask),
                 arguments=e.entry.arguments,  # type: ignore[arg-type]
                 tool_names=e.entry.tool_names,  # type: ignore[arg-type]
+                mode=e.entry.mode,  # type: ignore[arg-type]
             )
             for e in entries
         ],

@@ -37,16 +37,27 @@ class EntryIn(RequestModel):
         default="prefixed",
         description="prefixed: handle__tool; plain: the tools' own names (valid and unique)",
     )
+    mode: Literal["relay", "direct"] = Field(
+        default="relay",
+        description=(
+            "relay: calls go through the hub; direct: the deployment's sidecar leases the "
+            "credential and calls the server itself (needs credential:<c> use and a sidecar_id)"
+        ),
+    )
 
 
 class DeploymentCreate(RequestModel):
     agent_id: uuid.UUID
     name: str | None = Field(default=None, min_length=1, max_length=200)
+    sidecar_id: uuid.UUID | None = Field(
+        default=None, description="the service principal that may lease direct-mode credentials"
+    )
     entries: list[EntryIn] = Field(default_factory=list, max_length=MAX_ENTRIES)
 
 
 class DeploymentUpdate(RequestModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
+    sidecar_id: uuid.UUID | None = None
     entries: list[EntryIn] | None = Field(default=None, max_length=MAX_ENTRIES)
 
 
@@ -56,11 +67,13 @@ class EntryRead(BaseModel):
     allow_without_ask: list[str]
     arguments: Literal["strict", "schema"] = "strict"
     tool_names: Literal["prefixed", "plain"] = "prefixed"
+    mode: Literal["relay", "direct"] = "relay"
 
 
 class DeploymentRead(BaseModel):
     id: uuid.UUID
     agent_id: uuid.UUID
+    sidecar_id: uuid.UUID | None = None
     name: str | None
     entries: list[EntryRead]
     created_at: datetime

@@ -498,6 +498,14 @@ ROUTES: dict[str, Route] = {
     # GET and DELETE are 405 for everyone (stateless in both eras): nothing to authorise, nothing
     # revealed about the tenant or deployment named
     "gateway.mcp_stream": Route("public", "GET", "/tenants/{t}/deployments/{d}/mcp"),
+    # only the deployment's sidecar service principal may lease (everyone else: 403)
+    "credential.lease": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/credentials/{c}/lease",
+        body=lambda i: {"deployment_id": i["d"]},
+        body_refs=("deployment_id",),
+    ),
     # tenant: OAuth (the callback is authorised by its state alone)
     "oauth.authorize": Route(
         "tenant",
