@@ -11,6 +11,7 @@ import httpx2
 from hub.core.db import Database
 from tests.gateway.support import Deployed, Upstream, deploy
 from tests.support.factories import Actor
+from tests.support.stories import TenantAdmin
 
 __all__ = ["DirectDeployed", "deploy_direct", "grant", "make_service"]
 
@@ -21,7 +22,7 @@ class DirectDeployed:
     sidecar: Actor
 
     @property
-    def setup(self) -> Any:
+    def setup(self) -> TenantAdmin:
         return self.deployed.setup
 
 
