@@ -24,6 +24,7 @@ from hub.catalogs.endpoints import router as catalogs_router
 from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
 from hub.discovery.endpoints import router as discovery_router
+from hub.gateway.decisions import router as decisions_router
 from hub.gateway.endpoint import router as gateway_router
 from hub.gateway.lease import router as lease_router
 from hub.grants.endpoints import router as grants_router
@@ -55,6 +56,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     oauth_router,
     gateway_router,
     lease_router,
+    decisions_router,
     oauth_public_router,
 )
 

@@ -506,6 +506,19 @@ ROUTES: dict[str, Route] = {
         body=lambda i: {"deployment_id": i["d"]},
         body_refs=("deployment_id",),
     ),
+    # direct mode: the deployment's agent asks the hub's decision and reports the outcome
+    "deployment.decide": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/deployments/{d}/decisions",
+        body=lambda i: {"wire_name": "x__y", "arguments": {}},
+    ),
+    "deployment.decision_outcome": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/deployments/{d}/decisions/{decision_id}/outcome",
+        body=lambda i: {"outcome": "success"},
+    ),
     # tenant: OAuth (the callback is authorised by its state alone)
     "oauth.authorize": Route(
         "tenant",
@@ -639,6 +652,7 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
         "version": "1",
         "d": deployment.json()["data"]["id"],
         "tool": f"{label}-tool",
+        "decision_id": "not-a-decision",  # a sealed id nobody can forge: refused before use
     }
     ids["key_prefix"] = key.json()["data"]["prefix"]
     ids["agent_key"] = key.json()["data"]["key"]
