@@ -1,6 +1,7 @@
 """``hub sidecar``: a deployment's tools for a local agent, over stdio or loopback HTTP (§10.5).
 
-The agent's key comes from ``HUB_AGENT_KEY`` only (never a flag: it would show in process
+The agent's key comes from ``HUB_AGENT_KEY`` only, and in direct mode the sidecar principal's
+from ``HUB_SIDECAR_KEY`` (never a flag: it would show in process
 listings). Logs are JSON lines on stderr — nothing but MCP ever reaches stdout. A failure to
 start is one line on stderr and exit status 1; SIGTERM, SIGINT and (stdio) stdin EOF end it with
 status 0.
@@ -23,6 +24,7 @@ from hub.sidecar.run import Serve, run_sidecar
 __all__ = ["sidecar"]
 
 KEY_ENV = "HUB_AGENT_KEY"
+SIDECAR_KEY_ENV = "HUB_SIDECAR_KEY"
 
 
 def _die(message: str) -> None:
@@ -81,15 +83,14 @@ def sidecar(
             cache_dir=cache_dir or default_cache_dir(os.environ.get("XDG_CACHE_HOME")),
             hub_ca=hub_ca,
             call_timeout_s=call_timeout,
+            sidecar_key=os.environ.get(SIDECAR_KEY_ENV),
         )
         serve = Serve()
         if listen is not None:
             if token_file is None:
                 _die("--listen needs --token-file FILE (the bearer token is written there)")
             serve = Serve(parse_listen(listen), token_file)
-        if config.mode == "direct":
-            _die("--mode direct is not available in this build; use relay")
-        with redacting(config.agent_key):
+        with redacting(config.agent_key, *([config.sidecar_key] if config.sidecar_key else [])):
             asyncio.run(run_sidecar(config, serve))
     except SidecarError as exc:
         _die(str(exc))

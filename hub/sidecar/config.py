@@ -83,6 +83,7 @@ class SidecarConfig:
     cache_dir: Path = Path()
     hub_ca: str | None = None
     call_timeout_s: float = 90.0
+    sidecar_key: str | None = None  # direct mode: the deployment's sidecar principal's key
 
     @classmethod
     def checked(
@@ -98,11 +99,18 @@ class SidecarConfig:
         cache_dir: Path | None = None,
         hub_ca: str | None = None,
         call_timeout_s: float = 90.0,
+        sidecar_key: str | None = None,
     ) -> SidecarConfig:
         if not agent_key:
             raise SidecarError("HUB_AGENT_KEY is not set: the sidecar needs the agent's API key")
         if mode not in ("relay", "direct"):
             raise SidecarError(f"--mode {mode!r}: relay or direct")
+        if mode == "direct" and not sidecar_key:
+            raise SidecarError(
+                "--mode direct needs HUB_SIDECAR_KEY, the key of the deployment's sidecar principal"
+            )
+        if mode == "direct" and sidecar_key == agent_key:
+            raise SidecarError("HUB_SIDECAR_KEY must not be the agent's key")
         if sync_interval_s < 1:
             raise SidecarError("--sync-interval: at least 1 second")
         if not 1 <= call_timeout_s <= 3600:
@@ -120,6 +128,7 @@ class SidecarConfig:
             cache_dir=cache_dir or default_cache_dir(None),
             hub_ca=hub_ca,
             call_timeout_s=call_timeout_s,
+            sidecar_key=sidecar_key if mode == "direct" else None,
         )
 
     def __repr__(self) -> str:  # never the key

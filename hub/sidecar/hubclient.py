@@ -172,3 +172,36 @@ class HubClient:
         if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
             raise HubUnreachable(f"{self._config.hub} answered the call with no JSON-RPC object")
         return answer
+
+    async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``data`` of a REST answer; :class:`HubRefused` (one line, the hub's message) for a
+        4xx, :class:`HubUnreachable` for anything else that is not the hub's JSON."""
+        response, raw = await self._exchange(
+            "POST",
+            path,
+            headers={"content-type": "application/json", "accept": "application/json"},
+            body=json.dumps(body).encode(),
+            deadline_s=self._config.call_timeout_s,
+            max_bytes=MAX_ANSWER_BYTES,
+        )
+        if not _is_json(response):
+            raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON")
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            raise HubUnreachable(
+                f"{self._config.hub} answered {path} with malformed JSON"
+            ) from None
+        if not isinstance(answer, dict):
+            raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON object")
+        if 400 <= response.status_code < 500:
+            found = answer.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
+            message = str(error.get("message") or "refused")[:300]
+            raise HubRefused(response.status_code, f"{message} (HTTP {response.status_code})")
+        data = answer.get("data")
+        if response.status_code != 200 or not isinstance(data, dict):
+            raise HubUnreachable(
+                f"{self._config.hub} answered {path} with HTTP {response.status_code}"
+            )
+        return data

@@ -19,6 +19,7 @@ from hub.gateway.engine.model import ToolEntry
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.cache import BundleCache
 from hub.sidecar.config import SidecarConfig
+from hub.sidecar.direct import DirectCalls
 from hub.sidecar.hubclient import HubClient
 from hub.sidecar.listen import LoopbackServer, bind, write_token
 from hub.sidecar.relay import Relay
@@ -52,15 +53,21 @@ async def _on_signals(scope: anyio.CancelScope, stop: list[LoopbackServer]) -> N
 
 async def run_sidecar(config: SidecarConfig, serve: Serve) -> None:
     hub = HubClient(config)
+    sidecar_hub = HubClient(config, key=config.sidecar_key) if config.sidecar_key else None
+    direct: DirectCalls | None = None
     try:
         cache = BundleCache(config.cache_dir, config.hub, config.tenant, config.deployment)
         syncer = Syncer(config, hub, cache)
         await syncer.start()
         relay = Relay(hub)
+        if sidecar_hub is not None:
+            direct = DirectCalls(config, hub, sidecar_hub)
 
         async def relayed(
             bundle: Bundle, tool: ToolEntry | None, name: str, arguments: Any
         ) -> dict[str, Any]:
+            if direct is not None and direct.handles(bundle, tool):
+                return await direct.call(bundle, tool, name, arguments)
             return await relay.call(tool, name, arguments)
 
         sidecar = SidecarServer(syncer, relayed)
@@ -86,4 +93,8 @@ async def run_sidecar(config: SidecarConfig, serve: Serve) -> None:
             group.cancel_scope.cancel()
         log.info("sidecar: stopped")
     finally:
+        if direct is not None:
+            await direct.aclose()  # leased secrets are dropped with their clients
+        if sidecar_hub is not None:
+            await sidecar_hub.aclose()
         await hub.aclose()

@@ -161,9 +161,13 @@ class Sidecar:
             *self.extra,
         ]
 
+    sidecar_key: str | None = None  # HUB_SIDECAR_KEY, for --mode direct
+
     def env(self, key: str | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
         env.update(HUB_AGENT_KEY=key or self.deployed.agent.key, PYTHONPATH=str(ROOT))
+        if self.sidecar_key is not None:
+            env["HUB_SIDECAR_KEY"] = self.sidecar_key
         return env
 
 
