@@ -47,9 +47,11 @@ async def _host(
 ) -> AsyncIterator[Client]:
     if name == "hub":
         url = f"{hub.url}{world.deployed.url}"
-        async with httpx2.AsyncClient(headers=world.deployed.headers, timeout=30) as http:
-            async with Client(streamable_http_client(url, http_client=http), cache=None) as mcp:
-                yield mcp
+        async with (
+            httpx2.AsyncClient(headers=world.deployed.headers, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http), cache=None) as mcp,
+        ):
+            yield mcp
         return
     sidecar = Sidecar(
         hub,
