@@ -12,11 +12,16 @@ For a tool of a direct-mode entry (with a credential), one call is:
    decision as its decide and approval ports, and as its upstream port the hub's egress fetcher
    and MCP client under the **lease's** egress policy (loopback, CIDRs, extra origins) and pin —
    so validation, redaction, the size bound and error shaping are the hub's code.
-4. ``POST …/decisions/{id}/outcome``: the call's audit row, written by the hub.
+4. ``POST …/decisions/{id}/outcome``: the call's audit row, written by the hub — sent beside the
+   answer rather than before it (at exit, reports still in flight get ``REPORT_WAIT_S``).
+
+The era each upstream answered in is remembered, as the hub remembers it on the server row, so
+only the first call probes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import time
@@ -39,7 +44,7 @@ from hub.gateway.engine.ports import (
     UpstreamResult,
 )
 from hub.gateway.engine.redaction import Redactor
-from hub.mcp import McpClient, McpError
+from hub.mcp import Era, McpClient, McpError
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
@@ -51,6 +56,7 @@ __all__ = ["DirectCalls", "Lease"]
 log = logging.getLogger("hub.sidecar")
 
 LEASE_MARGIN_S = 15.0
+REPORT_WAIT_S = 10.0
 CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
 
 
@@ -122,8 +128,12 @@ class DirectCalls:
         self._sidecar = sidecar_hub
         self._engine = engine or Gateway()
         self._leases: dict[uuid.UUID, Lease] = {}
+        self.eras: dict[str, Era] = {}  # per upstream URL, once a call has found it out
+        self._reports: set[asyncio.Task[None]] = set()
 
     async def aclose(self) -> None:
+        if self._reports:  # outcomes still on their way to the hub: a bounded wait
+            await asyncio.wait(self._reports, timeout=REPORT_WAIT_S)
         for lease in self._leases.values():
             await lease.fetcher.aclose()
         self._leases.clear()
@@ -194,7 +204,9 @@ class DirectCalls:
             audit=audit,
             legacy=False,
         )
-        await self._report(decision_id, audit.kept)
+        report = asyncio.create_task(self._report(decision_id, audit.kept))
+        self._reports.add(report)  # the answer need not wait for its audit row
+        report.add_done_callback(self._reports.discard)
         if outcome.failure is not None:
             failure = outcome.failure
             raise RelayError(failure.code, failure.message, dict(failure.data))
@@ -252,8 +264,10 @@ class _Leased:
                     bearer=lease.secret,
                     deadline_s=self._calls._config.call_timeout_s,
                     tool=tool.tool,
+                    era_hint=self._calls.eras.get(server.url),
                     scope=str(view.tenant_id),
                 )
+                self._calls.eras[server.url] = done.era
             except McpError as exc:
                 ms = (time.perf_counter() - started) * 1000
                 message = exc.upstream_message if exc.reason == "tool_error" else None
