@@ -106,3 +106,7 @@ async def test_cache_past_max_stale_with_the_hub_down(
         )
         _one_line(stale, "cannot connect", "past --max-stale")
         hub.start()
+
+
+def test_direct_mode_needs_the_sidecar_key(tmp_path: Path) -> None:
+    _one_line(run_sidecar(tmp_path, "--stdio", "--mode", "direct", key="hub_x"), "HUB_SIDECAR_KEY")
