@@ -138,6 +138,20 @@ class DirectCalls:
             await lease.fetcher.aclose()
         self._leases.clear()
 
+    async def discard_expired(self) -> None:
+        """Drop every lease past its ``expires_at``: the secret leaves memory with its client."""
+        now = time.monotonic()
+        for credential_id, lease in list(self._leases.items()):
+            if lease.expires_at <= now:
+                del self._leases[credential_id]
+                await lease.fetcher.aclose()
+                log.info("sidecar: lease of credential %s expired; discarded", credential_id)
+
+    async def expire_loop(self, every_s: float = 5.0) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            await self.discard_expired()
+
     def handles(self, bundle: Bundle, tool: ToolEntry | None) -> bool:
         if tool is None:
             return False

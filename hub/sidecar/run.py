@@ -80,6 +80,8 @@ async def run_sidecar(config: SidecarConfig, serve: Serve) -> None:
             loopback.append(LoopbackServer(sidecar, sock, token))
         async with anyio.create_task_group() as group:
             group.start_soon(syncer.run)
+            if direct is not None:
+                group.start_soon(direct.expire_loop)
             group.start_soon(_on_signals, group.cancel_scope, loopback)
             if loopback:
                 log.info("sidecar: serving %s (token in %s)", loopback[0].url, serve.token_file)
