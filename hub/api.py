@@ -26,7 +26,9 @@ from hub.credentials.endpoints import router as credentials_router
 from hub.deployments.endpoints import router as deployments_router
 from hub.discovery.endpoints import router as discovery_router
 from hub.drift.endpoints import router as drift_router
+from hub.gateway.decisions import router as decisions_router
 from hub.gateway.endpoint import router as gateway_router
+from hub.gateway.lease import router as lease_router
 from hub.grants.endpoints import router as grants_router
 from hub.health.endpoints import router as health_router
 from hub.oauth.endpoints import public_router as oauth_public_router
@@ -56,6 +58,8 @@ ROUTERS: tuple[APIRouter, ...] = (
     approvals_router,
     oauth_router,
     gateway_router,
+    lease_router,
+    decisions_router,
     oauth_public_router,
     *CONSOLE_ROUTERS,  # HTML pages under /console, out of the OpenAPI schema
 )

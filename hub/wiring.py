@@ -27,6 +27,7 @@ from hub.credentials.service import CredentialContext
 from hub.drift import DriftWatch
 from hub.drift.worker import register_drift
 from hub.egress import EgressConfig, Fetcher
+from hub.gateway.adapters.bundle import bundle_decisions
 from hub.gateway.adapters.effective import effective_check
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway, GatewayOptions
@@ -132,6 +133,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             ),
             views,
             effective_check(views, settings.drift_policy),
+            bundle_decisions(views, cache, settings.drift_policy),
             jobs,
             Workers(
                 jobs,

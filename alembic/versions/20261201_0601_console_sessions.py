@@ -1,7 +1,7 @@
 """console_sessions: the console's server-side sessions (DESIGN §14, §15)
 
 Revision ID: 0601
-Revises: 0401
+Revises: 0501
 Create Date: 2026-12-01
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from hub.core.rls_ddl import disable_tenant_rls, enable_tenant_rls
 
 revision: str = "0601"
-down_revision: str | None = "0401"
+down_revision: str | None = "0501"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -85,6 +85,8 @@ class Action(StrEnum):
     DEPLOYMENT_DELETE = "deployment.delete"
     DEPLOYMENT_BUNDLE = "deployment.bundle"
     DEPLOYMENT_DRIFT = "deployment.drift"
+    DEPLOYMENT_DECIDE = "deployment.decide"
+    DEPLOYMENT_DECISION_OUTCOME = "deployment.decision_outcome"
     TOOL_CALL = "tool.call"
     GATEWAY_MCP = "gateway.mcp"
     GATEWAY_MCP_STREAM = "gateway.mcp_stream"

@@ -8,6 +8,7 @@
 - :mod:`~hub.cli.worker` — ``hub worker``, the background workers without HTTP;
 - :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
 - :mod:`~hub.cli.oauth` — ``hub oauth connect HANDLE``, against a running hub;
+- :mod:`~hub.cli.sidecar` — ``hub sidecar``, a deployment's tools for a local agent;
 - :mod:`~hub.cli.database` — the database check (one line, never a traceback);
 - :mod:`~hub.cli.runtime` — settings for a real run;
 - :mod:`~hub.cli.remote` — the operators' remote client: ``hub login``, ``hub whoami``,
@@ -28,6 +29,7 @@ from hub.cli.mcp import mcp_app
 from hub.cli.oauth import oauth_app
 from hub.cli.remote import register as register_remote
 from hub.cli.serve import serve
+from hub.cli.sidecar import sidecar
 from hub.cli.worker import worker
 from hub.core.settings import ConfigError
 
@@ -41,6 +43,7 @@ app.add_typer(oauth_app, name="oauth")
 app.command()(serve)
 app.command()(bootstrap)
 app.command()(worker)
+app.command()(sidecar)
 register_remote(app)
 
 

@@ -1,7 +1,7 @@
 """The deployments pages: each deployment, and each of its tools with the agent's effective
 decision and its reasons (DESIGN §10.1, §14) — the answer of ``grants/check`` with a
-``deployment_id``, through the grants service. The reasons name drift when the effective check
-reports it; a drift column of its own waits for the drift watch's field."""
+``deployment_id``, through the grants service — and each tool's drift state (DESIGN §10.6): what
+the drift watch found changed, gone or renamed since the version was pinned."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class ToolRow:
     name: str
     description: str | None
     decision: GrantDecision | None
+    drift: str | None  # the drift mark's kind ("changed", "gone", "renamed"), None when none
 
 
 def _read(deployment: Any, entries: list[service.ResolvedEntry]) -> DeploymentRead:
@@ -83,6 +84,14 @@ async def deployments(page: TenantConsoleDep) -> Response:
     )
 
 
+def _drift_kind(entry: service.ResolvedEntry, name: str) -> str | None:
+    if not entry.drifted(name):
+        return None
+    mark = entry.drift[name]
+    kind = mark.get("kind") if isinstance(mark, dict) else None
+    return kind if isinstance(kind, str) else "changed"
+
+
 async def _tools(
     page: TenantConsole,
     read: DeploymentRead,
@@ -114,6 +123,7 @@ async def _tools(
                     name,
                     description if isinstance(description, str) else None,
                     decision,
+                    _drift_kind(entry, name),
                 )
             )
     return rows

@@ -1,25 +1,53 @@
 """The sidecar bundle: everything a sidecar needs to serve a deployment's tools, and no secret.
 
-Per server: handle, URL, credential id (never its secret), catalog version and hash, and per tool
-its name, wire name, grant key ``tool:<handle>.<tool>``, definition hash and whether it may run
-without asking. ``allow_without_ask`` is the *effective* flag: listed by the deployment and the
-tool does not declare ``destructiveHint: true`` (DESIGN §8). The strong ETag is the hash of the
-bundle's canonical JSON, so an unchanged bundle has the same ETag on every replica.
+Per server: handle, mode, credential id (never its secret), catalog version and hash, the entry's
+``arguments`` and ``tool_names``, and the upstream URL only on a direct-mode entry (DESIGN §15);
+per tool its name, wire name, grant key ``tool:<handle>.<tool>``, definition hash, the agent's
+*effective* ``effect`` (``allow`` | ``ask``) and ``drifted``. Tools whose effect is ``deny`` are
+omitted. ``allow_without_ask`` is the deployment's flag after the ``destructiveHint`` rule.
+
+The effects are the gateway's (the ask ceiling, drift: DESIGN §10.1), which sits above this
+package; the wiring plugs them in as the :class:`BundleDecisions` component. The strong ETag is
+the hash of the bundle's canonical JSON — which holds the agent's ``grants_version`` and every
+tool's effect and drift state — so an unchanged bundle has the same ETag on every replica and a
+grant or drift change is a new one.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Any
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.canonical import canonical_json
+from hub.core.tenancy import TenantId
 from hub.deployments.schemas import BundleRead, BundleServer, BundleTool
 from hub.deployments.service import ResolvedEntry
 from hub.deployments.wirenames import assign_wire_names, grant_key
 from hub.models import Deployment
 
-__all__ = ["build_bundle", "etag_matches", "render"]
+__all__ = ["BundleDecisions", "ToolDecisions", "build_bundle", "etag_matches", "render"]
+
+
+@dataclass(frozen=True)
+class ToolDecisions:
+    """The deployment's agent's effective decisions: ``(handle, tool name) → (effect, drifted)``."""
+
+    grants_version: int
+    tools: Mapping[tuple[str, str], tuple[Literal["allow", "ask", "deny"], bool]]
+
+
+# (session, tenant, deployment id, agent id) -> the agent's decisions on the deployment's tools
+BundleDecideFn = Callable[[AsyncSession, TenantId, uuid.UUID, uuid.UUID], Awaitable[ToolDecisions]]
+
+
+@dataclass(frozen=True)
+class BundleDecisions:
+    decide: BundleDecideFn
 
 
 def _destructive(tool: dict[str, Any]) -> bool:
@@ -27,7 +55,34 @@ def _destructive(tool: dict[str, Any]) -> bool:
     return isinstance(annotations, dict) and annotations.get("destructiveHint") is True
 
 
-def build_bundle(deployment: Deployment, entries: Sequence[ResolvedEntry]) -> BundleRead:
+def _tools(
+    e: ResolvedEntry, wire: Mapping[tuple[str, str], str], decisions: ToolDecisions
+) -> list[BundleTool]:
+    listed = set(e.entry.allow_without_ask)
+    tools = []
+    for tool in e.catalog.tools:
+        name = str(tool["name"])
+        effect, drifted = decisions.tools.get((e.server.handle, name), ("deny", False))
+        if effect == "deny":
+            continue
+        tools.append(
+            BundleTool(
+                name=name,
+                wire_name=wire[(e.server.handle, name)],
+                grant_key=grant_key(e.server.handle, name),
+                sha256=e.catalog.tool_hashes[name],
+                effect=effect,
+                drifted=drifted,
+                allow_without_ask=name in listed and not _destructive(tool),
+                tool=tool,
+            )
+        )
+    return tools
+
+
+def build_bundle(
+    deployment: Deployment, entries: Sequence[ResolvedEntry], decisions: ToolDecisions
+) -> BundleRead:
     naming_order = sorted(entries, key=lambda e: (e.server.created_at, e.server.handle))
     wire = assign_wire_names(
         (e.server.handle, [str(t["name"]) for t in e.catalog.tools], e.entry.tool_names == "plain")
@@ -35,29 +90,26 @@ def build_bundle(deployment: Deployment, entries: Sequence[ResolvedEntry]) -> Bu
     )
     servers = []
     for e in entries:
-        listed = set(e.entry.allow_without_ask)
-        tools = [
-            BundleTool(
-                name=str(tool["name"]),
-                wire_name=wire[(e.server.handle, str(tool["name"]))],
-                grant_key=grant_key(e.server.handle, str(tool["name"])),
-                sha256=e.catalog.tool_hashes[str(tool["name"])],
-                allow_without_ask=str(tool["name"]) in listed and not _destructive(tool),
-                tool=tool,
-            )
-            for tool in e.catalog.tools
-        ]
+        direct = e.entry.mode == "direct"
         servers.append(
             BundleServer(
                 handle=e.server.handle,
-                url=e.server.url,
+                mode="direct" if direct else "relay",
+                url=e.server.url if direct else None,
                 credential_id=e.server.credential_id,
                 catalog_version=e.catalog.version,
                 catalog_sha256=e.catalog.sha256,
-                tools=tools,
+                arguments="schema" if e.entry.arguments == "schema" else "strict",
+                tool_names="plain" if e.entry.tool_names == "plain" else "prefixed",
+                tools=_tools(e, wire, decisions),
             )
         )
-    return BundleRead(deployment_id=deployment.id, agent_id=deployment.agent_id, servers=servers)
+    return BundleRead(
+        deployment_id=deployment.id,
+        agent_id=deployment.agent_id,
+        grants_version=decisions.grants_version,
+        servers=servers,
+    )
 
 
 def render(bundle: BundleRead) -> tuple[bytes, str]:

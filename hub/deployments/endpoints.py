@@ -10,13 +10,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import TenantAccessDep, authorize, item_resource, require
 from hub.authz.throttle import rest_router
+from hub.core.components import components_of
 from hub.core.db import preliminary_reads
 from hub.core.deps import SessionDep
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.deployments import service
-from hub.deployments.bundle import build_bundle, etag_matches, render
+from hub.deployments.bundle import BundleDecisions, build_bundle, etag_matches, render
 from hub.deployments.schemas import (
     BundleRead,
     DeploymentCreate,
@@ -33,6 +34,7 @@ def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> Deplo
     return DeploymentRead(
         id=deployment.id,
         agent_id=deployment.agent_id,
+        sidecar_id=deployment.sidecar_id,
         name=deployment.name,
         entries=[
             EntryRead(
@@ -41,6 +43,7 @@ def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> Deplo
                 allow_without_ask=list(e.entry.allow_without_ask),
                 arguments=e.entry.arguments,  # type: ignore[arg-type]
                 tool_names=e.entry.tool_names,  # type: ignore[arg-type]
+                mode=e.entry.mode,  # type: ignore[arg-type]
             )
             for e in entries
         ],
@@ -141,6 +144,7 @@ async def delete_deployment(
     },
 )
 async def get_bundle(
+    request: Request,
     d: str,
     session: SessionDep,
     access: Annotated[TenantAccess, Depends(bundle_access)],
@@ -149,7 +153,9 @@ async def get_bundle(
     """What a sidecar needs to serve the deployment's tools (no secrets), with a strong ETag."""
     deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
     entries = await service.resolved_entries(session, access.tenant_id, [deployment])
-    body, etag = render(build_bundle(deployment, entries[deployment.id]))
+    decide = components_of(request.app).get(BundleDecisions).decide
+    decisions = await decide(session, access.tenant_id, deployment.id, deployment.agent_id)
+    body, etag = render(build_bundle(deployment, entries[deployment.id], decisions))
     headers = {"etag": etag, "cache-control": "private, no-cache"}
     if etag_matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)

@@ -41,6 +41,7 @@ _VIEW_ROWS = (
         _E.allow_without_ask,
         _E.arguments,
         _E.tool_names,
+        _E.mode,
         _S.id.label("server_id"),
         _S.handle,
         _S.created_at,

@@ -37,16 +37,27 @@ class EntryIn(RequestModel):
         default="prefixed",
         description="prefixed: handle__tool; plain: the tools' own names (valid and unique)",
     )
+    mode: Literal["relay", "direct"] = Field(
+        default="relay",
+        description=(
+            "relay: calls go through the hub; direct: the deployment's sidecar leases the "
+            "credential and calls the server itself (needs credential:<c> use and a sidecar_id)"
+        ),
+    )
 
 
 class DeploymentCreate(RequestModel):
     agent_id: uuid.UUID
     name: str | None = Field(default=None, min_length=1, max_length=200)
+    sidecar_id: uuid.UUID | None = Field(
+        default=None, description="the service principal that may lease direct-mode credentials"
+    )
     entries: list[EntryIn] = Field(default_factory=list, max_length=MAX_ENTRIES)
 
 
 class DeploymentUpdate(RequestModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
+    sidecar_id: uuid.UUID | None = None
     entries: list[EntryIn] | None = Field(default=None, max_length=MAX_ENTRIES)
 
 
@@ -56,11 +67,13 @@ class EntryRead(BaseModel):
     allow_without_ask: list[str]
     arguments: Literal["strict", "schema"] = "strict"
     tool_names: Literal["prefixed", "plain"] = "prefixed"
+    mode: Literal["relay", "direct"] = "relay"
 
 
 class DeploymentRead(BaseModel):
     id: uuid.UUID
     agent_id: uuid.UUID
+    sidecar_id: uuid.UUID | None = None
     name: str | None
     entries: list[EntryRead]
     created_at: datetime
@@ -72,20 +85,30 @@ class BundleTool(BaseModel):
     wire_name: str
     grant_key: str
     sha256: str
+    effect: Literal["allow", "ask"] = Field(
+        description="the agent's effective decision (deny tools are not in the bundle)"
+    )
+    drifted: bool = Field(description="the live definition differs from the pinned one")
     allow_without_ask: bool
     tool: dict[str, Any]
 
 
 class BundleServer(BaseModel):
     handle: str
-    url: str
+    mode: Literal["relay", "direct"] = "relay"
+    url: str | None = Field(
+        default=None, description="the upstream URL, on direct-mode entries only"
+    )
     credential_id: uuid.UUID | None
     catalog_version: int
     catalog_sha256: str
+    arguments: Literal["strict", "schema"] = "strict"
+    tool_names: Literal["prefixed", "plain"] = "prefixed"
     tools: list[BundleTool]
 
 
 class BundleRead(BaseModel):
     deployment_id: uuid.UUID
     agent_id: uuid.UUID
+    grants_version: int = Field(description="the agent's grants_version the effects were read at")
     servers: list[BundleServer]

@@ -65,6 +65,24 @@ async def _check_agent(session: AsyncSession, access: TenantAccess, agent_id: uu
         raise BadRequest("agent_id names a deleted principal")
 
 
+async def _check_sidecar(
+    session: AsyncSession, access: TenantAccess, sidecar_id: uuid.UUID | None
+) -> None:
+    if sidecar_id is None:
+        return
+    await access.require(f"principal:{sidecar_id}", "read")  # an object named in a body
+    sidecar = await principals_service.get_principal(session, access, sidecar_id)
+    if sidecar.kind != "service":
+        raise BadRequest("sidecar_id must name a principal of kind 'service'")
+    if sidecar.disabled_at is not None:
+        raise BadRequest("sidecar_id names a deleted principal")
+
+
+def _check_direct(entries: list[EntryIn], sidecar_id: uuid.UUID | None) -> None:
+    if sidecar_id is None and any(e.mode == "direct" for e in entries):
+        raise BadRequest("a direct-mode entry needs the deployment's sidecar_id")
+
+
 async def _build_entries(
     session: AsyncSession, access: TenantAccess, deployment_id: uuid.UUID, entries: list[EntryIn]
 ) -> list[DeploymentEntry]:
@@ -94,6 +112,7 @@ async def _build_entries(
                 allow_without_ask=sorted(set(entry.allow_without_ask)),
                 arguments=entry.arguments,
                 tool_names=entry.tool_names,
+                mode=entry.mode,
             )
         )
     problem = plain_name_problem(naming)
@@ -106,11 +125,14 @@ async def create_deployment(
     session: AsyncSession, access: TenantAccess, data: DeploymentCreate
 ) -> Deployment:
     await _check_agent(session, access, data.agent_id)
+    await _check_sidecar(session, access, data.sidecar_id)
+    _check_direct(data.entries, data.sidecar_id)
     now = clock.now()
     deployment = Deployment(
         id=uuid.uuid4(),
         tenant_id=access.tenant_id.value,
         agent_id=data.agent_id,
+        sidecar_id=data.sidecar_id,
         name=data.name,
         created_at=now,
         updated_at=now,
@@ -168,8 +190,16 @@ async def update_deployment(
     changes = data.model_dump(exclude_unset=True)
     if "name" in changes:
         deployment.name = data.name
+    if "sidecar_id" in changes:
+        await _check_sidecar(session, access, data.sidecar_id)
+        if data.entries is None:
+            current = await repository.entries_of(session, access.tenant_id, [deployment.id])
+            if data.sidecar_id is None and any(e.mode == "direct" for e in current):
+                raise BadRequest("a direct-mode entry needs the deployment's sidecar_id")
+        deployment.sidecar_id = data.sidecar_id
     count = -1
     if data.entries is not None:
+        _check_direct(data.entries, deployment.sidecar_id)
         entries = await _build_entries(session, access, deployment.id, data.entries)
         await repository.delete_entries(session, access.tenant_id, deployment.id)
         session.add_all(entries)

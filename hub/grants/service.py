@@ -81,6 +81,20 @@ async def load_policy(
     return policy
 
 
+async def current_policy(
+    session: AsyncSession, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID
+) -> tuple[int, CompiledPolicy]:
+    """The principal's ``grants_version`` and compiled policy as of now, read in one session
+    (for a reader that is not the principal itself, e.g. the sidecar bundle read by an admin)."""
+    version, grants = await repository.grants_of(session, tenant_id, principal_id)
+    policy = cache.get(principal_id, version) if version >= 0 else None
+    if policy is None:
+        policy = CompiledPolicy.compile(to_rule(g) for g in grants)
+        if version >= 0:
+            cache.put(principal_id, version, policy)
+    return version, policy
+
+
 async def policy_of(
     session: AsyncSession,
     cache: PolicyCache,

@@ -27,12 +27,17 @@ class Deployment(IdMixin, CreatedAtMixin, Base):
     __table_args__ = (
         UniqueConstraint("tenant_id", "id"),
         ForeignKeyConstraint(["tenant_id", "agent_id"], ["principals.tenant_id", "principals.id"]),
+        ForeignKeyConstraint(
+            ["tenant_id", "sidecar_id"], ["principals.tenant_id", "principals.id"]
+        ),
         Index("ix_deployments_tenant_created", "tenant_id", "created_at", "id"),
     )
 
     tenant_id: Mapped[uuid.UUID] = mapped_column(Uuid(), ForeignKey("tenants.id"), nullable=False)
     agent_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
     name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # the service principal whose key may lease this deployment's direct-mode credentials
+    sidecar_id: Mapped[uuid.UUID | None] = mapped_column(Uuid(), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), nullable=False, default=now)
 
 
@@ -50,6 +55,7 @@ class DeploymentEntry(IdMixin, Base):
         Index("ix_deployment_entries_server", "server_id"),
         CheckConstraint("arguments IN ('strict', 'schema')", name="arguments"),
         CheckConstraint("tool_names IN ('prefixed', 'plain')", name="tool_names"),
+        CheckConstraint("mode IN ('relay', 'direct')", name="mode"),
     )
 
     tenant_id: Mapped[uuid.UUID] = mapped_column(Uuid(), nullable=False)
@@ -65,4 +71,8 @@ class DeploymentEntry(IdMixin, Base):
     # "prefixed": handle__tool wire names; "plain": the tools' own names (unique, valid)
     tool_names: Mapped[str] = mapped_column(
         String(16), nullable=False, default="prefixed", server_default="prefixed"
+    )
+    # "relay": calls go through the hub; "direct": the deployment's sidecar calls upstream itself
+    mode: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="relay", server_default="relay"
     )

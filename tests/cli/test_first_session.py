@@ -160,6 +160,7 @@ async def _deployment_grants_and_the_agent(s: Session) -> None:
             "allow_without_ask": ["echo"],
             "arguments": "strict",
             "tool_names": "prefixed",
+            "mode": "relay",
         }
     ]
     assert_headers(

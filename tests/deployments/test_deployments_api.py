@@ -96,8 +96,26 @@ class Bundled:
         return {t["name"]: t for t in self.first.json()["data"]["servers"][0]["tools"]}
 
 
+async def _grant(
+    client: httpx2.AsyncClient, team: TenantAdmin, agent: Actor, resource: str, effect: str
+) -> None:
+    made = await client.post(
+        team.url("grants"),
+        json={
+            "principal_id": str(agent.principal_id),
+            "resource": resource,
+            "action": "call",
+            "effect": effect,
+        },
+        headers=team.admin.headers,
+    )
+    assert made.status_code == 201, made.text
+
+
 @pytest.fixture
 async def bundled(client: httpx2.AsyncClient, world: World) -> Bundled:
+    await _grant(client, world.team, world.agent, "tool:linear.*", "allow")
+    await _grant(client, world.team, world.agent, "tool:linear.create.issue", "ask")
     deployment = await _deploy(
         client,
         world,
@@ -144,6 +162,49 @@ async def test_bundle_tool_has_grant_key_wire_name_and_hash(bundled: Bundled) ->
 
 async def test_tool_listed_in_allow_without_ask_is_allowed_without_ask(bundled: Bundled) -> None:
     assert bundled.tools_of_linear()["search"]["allow_without_ask"] is True
+
+
+async def test_bundle_tool_carries_its_effective_effect_and_drift_state(bundled: Bundled) -> None:
+    tools = bundled.tools_of_linear()
+    assert tools["search"]["effect"] == "allow"
+    assert tools["delete_issue"]["effect"] == "ask"  # destructiveHint: the ask ceiling
+    assert tools["create.issue"]["effect"] == "ask"  # an ask grant
+    assert {t["drifted"] for t in tools.values()} == {False}
+
+
+async def test_bundle_omits_denied_tools(bundled: Bundled) -> None:
+    # no grant on github: every one of its tools is deny, so none is in the bundle
+    github = bundled.first.json()["data"]["servers"][1]
+    assert github["handle"] == "github"
+    assert github["tools"] == []
+
+
+async def test_bundle_names_no_upstream_url_for_relay_entries(bundled: Bundled) -> None:
+    for server in bundled.first.json()["data"]["servers"]:
+        assert server["mode"] == "relay"
+        assert server["url"] is None
+    assert "api.github.com" not in bundled.first.text
+
+
+async def test_bundle_carries_the_entry_options_and_grants_version(bundled: Bundled) -> None:
+    data = bundled.first.json()["data"]
+    assert isinstance(data["grants_version"], int)
+    assert [(s["arguments"], s["tool_names"]) for s in data["servers"]] == [
+        ("strict", "prefixed"),
+        ("strict", "prefixed"),
+    ]
+
+
+async def test_a_grant_change_changes_the_etag(
+    client: httpx2.AsyncClient, bundled: Bundled
+) -> None:
+    await _grant(client, bundled.world.team, bundled.world.agent, "tool:github.*", "ask")
+    changed = await client.get(
+        bundled.url, headers={**bundled.world.agent.headers, "if-none-match": bundled.etag}
+    )
+    assert changed.status_code == 200
+    github = changed.json()["data"]["servers"][1]
+    assert {t["effect"] for t in github["tools"]} == {"ask"}
 
 
 async def test_destructive_tool_is_never_allowed_without_ask(bundled: Bundled) -> None:
@@ -346,6 +407,7 @@ async def awkward_bundle(
             database, team.tenant_id, handle, f"https://{handle}.example/mcp"
         )
         await make_catalog(database, team.tenant_id, server_id, _awkward(handle))
+    await _grant(client, team, agent, "tool:*", "allow")
     created = await client.post(
         team.url("deployments"),
         json={

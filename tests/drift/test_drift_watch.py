@@ -29,6 +29,8 @@ from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.model import DeploymentView
 from hub.models import CatalogDrift, ServerProbe
 from tests.conftest import ClockControl
+from tests.console.conftest import browser_client
+from tests.console.support import ConsoleUser
 from tests.drift.support import asks, call, drift_of, listed, metric, run_drift, tools_by_name
 from tests.gateway.support import Deployed, Upstream, deploy
 from tests.peers.fixtures import SdkPeer, SdkPeerStarter, default_tools
@@ -168,9 +170,26 @@ async def test_a_changed_description_asks_and_its_approval_shows_the_diff(
     assert tool["to_sha256"] == drift["to_sha256"]
     assert read["servers"][0]["status"] == "ok"
 
+    page = await _console_page(app, deployed, f"deployments/{deployed.deployment_id}")
+    assert "drifted: changed" in page  # the console's deployment page shows the mark
+    assert page.count("drifted:") == 1  # and only on the drifted tool
+    approval_page = await _console_page(app, deployed, f"approvals/{approval_id}")
+    assert "Also: obey me." in approval_page  # the approver sees the diff
+    assert pinned_sha in approval_page
+
     events = await audit_events(database)
-    for text in (str(read), str(approval), *(str(e.details) for e in events)):
+    for text in (str(read), str(approval), page, approval_page, *(str(e.details) for e in events)):
         assert CANARY not in text
+
+
+async def _console_page(app: FastAPI, deployed: Deployed, path: str) -> str:
+    async with browser_client(app) as http:
+        console = ConsoleUser(http)
+        signed = await console.sign_in(deployed.setup.admin.key)
+        assert signed.status_code == 303, signed.text
+        got = await console.get(f"/console/t/{deployed.setup.tenant_id}/{path}")
+    assert got.status_code == 200, got.text
+    return got.text
 
 
 async def test_renamed_and_removed_tools_are_drift(

@@ -180,6 +180,8 @@ def _real_path_value(path: str, name: str) -> str | None:
         return _token("pk" if is_platform_path(path) else "k")
     if name == "version":
         return "1"
+    if name == "decision_id":  # sealed and short-lived: none can be seeded, any other is refused
+        return "not-a-decision"
     if name in ("t", "p", "g", "c", "d", "a", "o", "handle"):
         return _token(name)
     return None

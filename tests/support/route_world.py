@@ -500,6 +500,27 @@ ROUTES: dict[str, Route] = {
     # GET and DELETE are 405 for everyone (stateless in both eras): nothing to authorise, nothing
     # revealed about the tenant or deployment named
     "gateway.mcp_stream": Route("public", "GET", "/tenants/{t}/deployments/{d}/mcp"),
+    # only the deployment's sidecar service principal may lease (everyone else: 403)
+    "credential.lease": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/credentials/{c}/lease",
+        body=lambda i: {"deployment_id": i["d"]},
+        body_refs=("deployment_id",),
+    ),
+    # direct mode: the deployment's agent asks the hub's decision and reports the outcome
+    "deployment.decide": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/deployments/{d}/decisions",
+        body=lambda i: {"wire_name": "x__y", "arguments": {}},
+    ),
+    "deployment.decision_outcome": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/deployments/{d}/decisions/{decision_id}/outcome",
+        body=lambda i: {"outcome": "success"},
+    ),
     # tenant: OAuth (the callback is authorised by its state alone)
     "oauth.authorize": Route(
         "tenant",
@@ -637,6 +658,7 @@ async def _populate(w: World, t: str, admin: Actor, label: str) -> Ids:
         "version": "1",
         "d": deployment.json()["data"]["id"],
         "tool": f"{label}-tool",
+        "decision_id": "not-a-decision",  # a sealed id nobody can forge: refused before use
     }
     ids["key_prefix"] = key.json()["data"]["prefix"]
     ids["agent_key"] = key.json()["data"]["key"]

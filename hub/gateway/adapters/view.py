@@ -86,6 +86,7 @@ class ViewLoader:
                     tuple(r.allow_without_ask),
                     r.arguments,
                     r.tool_names,
+                    r.mode,
                     r.server_id,
                     r.handle,
                     r.created_at,
@@ -141,6 +142,7 @@ def _build(
             credential_id=server.credential_id,
             era=server.era,
             catalog_version=catalog.version,
+            mode="direct" if entry.mode == "direct" else "relay",
         )
         listed = set(entry.allow_without_ask)
         marks: dict[str, Any] = entry.drift or {}

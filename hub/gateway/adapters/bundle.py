@@ -1,0 +1,42 @@
+"""The sidecar bundle's per-tool effects, as the gateway takes them (DESIGN §10.1, §15), plugged
+into :mod:`hub.deployments` as its :class:`~hub.deployments.bundle.BundleDecisions` component.
+
+The deployment's view is the one the endpoint serves (:class:`ViewLoader`), the policy is the
+deployment's agent's as of now (whoever reads the bundle), and the decision is the engine's
+:func:`~hub.gateway.engine.decision.effective` — so a sidecar lists exactly what the endpoint lists.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from hub.core import clock
+from hub.core.tenancy import TenantId
+from hub.deployments.bundle import BundleDecisions, ToolDecisions
+from hub.gateway.adapters.view import ViewLoader
+from hub.gateway.engine.decision import DriftPolicy, effective
+from hub.grants import service as grants_service
+from hub.grants.cache import PolicyCache
+
+__all__ = ["bundle_decisions"]
+
+
+def bundle_decisions(
+    views: ViewLoader, cache: PolicyCache, drift_policy: DriftPolicy
+) -> BundleDecisions:
+    async def decide(
+        session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID, agent_id: uuid.UUID
+    ) -> ToolDecisions:
+        view = await views.load(session, tenant_id, deployment_id)
+        version, policy = await grants_service.current_policy(session, cache, tenant_id, agent_id)
+        now = clock.now()
+        tools = {}
+        for tool in view.tools.values() if view is not None else ():
+            grant = policy.decide(tool.grant_key, "call", now).effect
+            decision = effective(grant, tool, drift_policy=drift_policy)
+            tools[(tool.handle, tool.name)] = (decision.effect, tool.drifted)
+        return ToolDecisions(version, tools)
+
+    return BundleDecisions(decide)

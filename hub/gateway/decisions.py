@@ -1,0 +1,278 @@
+"""Direct mode's decisions (DESIGN §10.5, §15): the hub decides, the sidecar runs the call.
+
+``POST /tenants/{t}/deployments/{d}/decisions {"wire_name", "arguments"}`` — by the deployment's
+agent (its key, as on the endpoint: anyone else 403) — runs the engine's own call path up to the
+upstream call: wire name, decision, argument validation, the approval (§10.3). The answer is
+``{"decision_id", "effect", "tool_sha256", "result"?, "error"?}``: a call that must not run
+carries the engine's ``result`` (``invalid_arguments``, ``approval_pending``) or JSON-RPC
+``error`` (``unknown_tool``, ``forbidden``, ``approval_denied``) and is audited now, as the
+endpoint audits it; a call that may run carries a ``decision_id`` and no audit row yet.
+
+``POST …/decisions/{id}/outcome {"outcome", "class"?, "reason"?, "upstream_ms"?}`` — by the same
+agent — writes that call's ``tool.call`` audit row. A decision id is sealed under the keyring
+(AES-GCM, AAD ``mcphub/decision/v1`` ‖ tenant ‖ deployment ‖ agent) over the call's audit fields
+and an expiry (``DECISION_S``), so nothing is stored and an id is good only for its own
+deployment, agent and call.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from fastapi import Path, Request
+from pydantic import BaseModel, Field
+
+from hub.approvals.service import ApprovalContext
+from hub.auth.caller import TenantAccess
+from hub.authz.deps import TenantAccessDep
+from hub.authz.throttle import rest_router
+from hub.core import clock
+from hub.core.components import components_of
+from hub.core.crypto import Keyring, Sealed
+from hub.core.deps import SessionDep, get_database, reads_only
+from hub.core.errors import BadRequest, Forbidden, NotFound
+from hub.core.metrics import Metrics
+from hub.core.paths import parse_id
+from hub.core.schemas import Envelope, RequestModel
+from hub.core.settings import Settings
+from hub.gateway.adapters.approvals import HubApprovals
+from hub.gateway.adapters.audit import HubAudit
+from hub.gateway.adapters.decide import PolicyDecider
+from hub.gateway.adapters.view import ViewLoader
+from hub.gateway.engine.engine import Gateway
+from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
+from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamResult
+from hub.grants import service as grants_service
+from hub.grants.cache import PolicyCache
+
+__all__ = ["DECISION_S", "router"]
+
+DECISION_S = 600
+_AAD = b"mcphub/decision/v1"
+
+router = rest_router(prefix="/tenants/{t}/deployments", tags=["sidecar"])
+
+
+class DecisionCreate(RequestModel):
+    wire_name: str = Field(min_length=1, max_length=256)
+    arguments: dict[str, Any] | None = None
+
+
+class DecisionRead(BaseModel):
+    decision_id: str | None
+    effect: Literal["allow", "ask", "deny"] | None
+    tool_sha256: str | None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+class OutcomeCreate(RequestModel):
+    outcome: Literal["success", "failed"]
+    error_class: str | None = Field(default=None, alias="class", max_length=64)
+    reason: str | None = Field(default=None, max_length=64)
+    upstream_ms: float | None = Field(default=None, ge=0, le=86_400_000)
+
+
+class OutcomeRead(BaseModel):
+    recorded: bool
+
+
+class _Proceed(Exception):
+    """The engine reached the upstream call: the sidecar runs it."""
+
+
+class _Decider:
+    """The upstream port of a decision: it stops the engine where the call would go out."""
+
+    proceeded = False
+
+    async def call(
+        self,
+        view: DeploymentView,
+        server: ServerEntry,
+        tool: ToolEntry,
+        arguments: Any,
+        shape: Shaper,
+    ) -> UpstreamResult:
+        self.proceeded = True
+        raise _Proceed
+
+
+class _Audit:
+    """Audit now what will not run; hold the row of a call that will (its outcome writes it)."""
+
+    def __init__(self, audit: HubAudit, upstream: _Decider) -> None:
+        self._audit = audit
+        self._upstream = upstream
+        self.held: CallRecord | None = None
+
+    async def record(self, record: CallRecord) -> None:
+        if self._upstream.proceeded:
+            self.held = record
+            return
+        await self._audit.record(record)
+
+
+def _aad(tenant_id: uuid.UUID, deployment_id: uuid.UUID, agent_id: uuid.UUID) -> bytes:
+    return b"|".join(
+        [_AAD, str(tenant_id).encode(), str(deployment_id).encode(), str(agent_id).encode()]
+    )
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def seal_decision(keyring: Keyring, record: CallRecord, tenant_id: uuid.UUID) -> str:
+    fields = {
+        "w": record.wire_name,
+        "g": record.grant_key,
+        "d": record.decision,
+        "r": list(record.reasons),
+        "a": str(record.approval_id) if record.approval_id else None,
+        "s": record.arguments_sha256,
+        "t": record.tool_sha256,
+        "c": record.catalog_version,
+        "v": record.grants_version,
+        "x": (clock.now() + timedelta(seconds=DECISION_S)).timestamp(),
+    }
+    sealed = keyring.encrypt(
+        json.dumps(fields), _aad(tenant_id, record.deployment_id, record.agent_id)
+    )
+    return f"{sealed.key_id}.{_b64(sealed.nonce)}.{_b64(sealed.ciphertext)}"
+
+
+def open_decision(
+    keyring: Keyring,
+    token: str,
+    tenant_id: uuid.UUID,
+    deployment_id: uuid.UUID,
+    agent_id: uuid.UUID,
+) -> CallRecord | None:
+    try:
+        key_id, nonce, ciphertext = token.split(".")
+        sealed = Sealed(key_id=key_id, nonce=_unb64(nonce), ciphertext=_unb64(ciphertext))
+        fields = json.loads(keyring.decrypt(sealed, _aad(tenant_id, deployment_id, agent_id)))
+    except Exception:  # any malformed, foreign or tampered id reads the same
+        return None
+    if float(fields["x"]) < clock.now().timestamp():
+        return None
+    record = CallRecord(deployment_id, agent_id, str(fields["w"]))
+    record.grant_key, record.decision = fields["g"], fields["d"]
+    record.reasons = tuple(fields["r"])
+    record.approval_id = uuid.UUID(fields["a"]) if fields["a"] else None
+    record.arguments_sha256, record.tool_sha256 = fields["s"], fields["t"]
+    record.catalog_version, record.grants_version = fields["c"], fields["v"]
+    return record
+
+
+async def _view_for_agent(
+    request: Request, session: SessionDep, access: TenantAccess, d: str
+) -> DeploymentView:
+    parts = components_of(request.app)
+    view = await parts.get(ViewLoader).load(session, access.tenant_id, parse_id(d))
+    if view is None:
+        raise NotFound("deployment not found")
+    if view.agent_id != access.caller.principal_id:
+        raise Forbidden("only the deployment's agent may ask for its decisions")
+    return view
+
+
+@router.post("/{d}/decisions", name="deployment.decide")
+@reads_only
+async def decide(
+    request: Request,
+    d: Annotated[str, Path(description="Deployment id")],
+    body: DecisionCreate,
+    session: SessionDep,
+    access: TenantAccessDep,
+) -> Envelope[DecisionRead]:
+    """The hub's decision on one call of a direct-mode tool (the sidecar then runs it)."""
+    view = await _view_for_agent(request, session, access, d)
+    parts = components_of(request.app)
+    caller = access.caller
+    policy = await grants_service.policy_of(
+        session,
+        parts.get(PolicyCache),
+        access.tenant_id,
+        caller.principal_id,
+        caller.grants_version,
+    )
+    public = parts.get(Settings).public_base_url
+    tenant_id = access.tenant_id
+
+    def approval_url(approval_id: Any) -> str:
+        return f"{public}/tenants/{tenant_id}/approvals/{approval_id}"
+
+    db = get_database(request)
+    upstream = _Decider()
+    audit = _Audit(HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id), upstream)
+    engine = parts.get(Gateway)
+    try:
+        outcome = await engine.call(
+            view,
+            body.wire_name,
+            body.arguments,
+            decide=PolicyDecider(policy, caller.grants_version, clock.now()),
+            approvals=HubApprovals(db, parts.get(ApprovalContext), tenant_id, approval_url),
+            upstream=upstream,
+            audit=audit,
+            legacy=False,
+        )
+    except _Proceed:
+        held = audit.held
+        assert held is not None  # noqa: S101 - the engine audits in its finally
+        token = seal_decision(parts.get(Keyring), held, tenant_id.value)
+        return Envelope(
+            data=DecisionRead(decision_id=token, effect=held.decision, tool_sha256=held.tool_sha256)
+        )
+    tool = view.tools.get(body.wire_name)
+    decider = PolicyDecider(policy, caller.grants_version, clock.now())
+    effect = engine.decide(tool, decider) if tool is not None else None
+    return Envelope(
+        data=DecisionRead(
+            decision_id=None,
+            effect=effect,
+            tool_sha256=tool.sha256 if tool else None,
+            result=outcome.result,
+            error=outcome.failure.error() if outcome.failure is not None else None,
+        )
+    )
+
+
+@router.post("/{d}/decisions/{decision_id}/outcome", name="deployment.decision_outcome")
+@reads_only
+async def record_outcome(
+    request: Request,
+    d: Annotated[str, Path(description="Deployment id")],
+    decision_id: Annotated[str, Path(description="The decision's id", max_length=4096)],
+    body: OutcomeCreate,
+    session: SessionDep,
+    access: TenantAccessDep,
+) -> Envelope[OutcomeRead]:
+    """The audit row of a direct-mode call the sidecar ran."""
+    view = await _view_for_agent(request, session, access, d)
+    parts = components_of(request.app)
+    record = open_decision(
+        parts.get(Keyring), decision_id, access.tenant_id.value, view.deployment_id, view.agent_id
+    )
+    if record is None:
+        raise BadRequest("unknown, expired or foreign decision_id", reason="invalid_decision")
+    record.outcome = body.outcome
+    record.error_class = body.error_class
+    record.reason = body.reason
+    record.upstream_ms = body.upstream_ms
+    record.extra = {"host": "sidecar"}
+    db = get_database(request)
+    await HubAudit(db, parts.get(Metrics), access.tenant_id, access.caller.request_id).record(
+        record
+    )
+    return Envelope(data=OutcomeRead(recorded=True))

@@ -1,0 +1,157 @@
+"""``POST /tenants/{t}/credentials/{c}/lease``: a direct-mode credential for a sidecar (§10.5, §15).
+
+Only the ``service`` principal named as the deployment's ``sidecar_id`` gets one — never the
+agent's key, nor any other principal, whatever its grants — and only for a credential that a
+**direct-mode** entry of that deployment uses; the caller also needs ``credential:<c>`` : ``use``.
+Order: the deployment must exist in the tenant (404); then the caller must be its sidecar (403);
+the credential must belong to one of its entries (403) in direct mode (403, ``not_direct``); the
+use grant (403); the credential must be usable (404, as everywhere). Every refusal is a
+``credential.lease`` audit row (the failure audit: 403 ``denied``), and so is every lease, with the
+secret's fingerprint (sha256, 16 hex digits), never the secret.
+
+The answer: ``secret`` (``null`` for the keyless sentinel), the ``origin`` it may be sent to
+(the pin, as discovery resolves it), ``url``, ``expires_at`` (at most ``LEASE_S`` = 300 s, and
+never after the credential's own expiry) and the hub's ``egress`` policy for the call, which the
+sidecar applies instead of its own. An OAuth token due for refresh is refreshed first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime, timedelta
+from typing import Annotated
+
+from fastapi import Path, Request
+from pydantic import BaseModel
+
+from hub.audit.actions import Action
+from hub.audit.service import record_for
+from hub.authz.deps import TenantAccessDep
+from hub.authz.throttle import rest_router
+from hub.core import clock
+from hub.core.components import components_of
+from hub.core.deps import SessionDep, get_database
+from hub.core.errors import Forbidden, NotFound
+from hub.core.paths import parse_id
+from hub.core.schemas import Envelope, RequestModel
+from hub.credentials import NO_TOKEN
+from hub.credentials.vault import decrypt_field, is_expired
+from hub.deployments import service as deployments_service
+from hub.upstream import UpstreamContext, resolve_target
+
+__all__ = ["LEASE_S", "router"]
+
+LEASE_S = 300
+
+router = rest_router(prefix="/tenants/{t}/credentials", tags=["sidecar"])
+
+
+class LeaseCreate(RequestModel):
+    deployment_id: uuid.UUID
+
+
+class LeaseEgress(BaseModel):
+    allow_loopback: bool
+    allow_cidrs: list[str]
+    extra_origins: list[str]  # origins besides ``origin`` this credential may also reach
+
+
+class LeaseRead(BaseModel):
+    credential_id: uuid.UUID
+    deployment_id: uuid.UUID
+    secret: str | None
+    origin: str
+    url: str
+    expires_at: datetime
+    fingerprint: str | None
+    egress: LeaseEgress
+
+
+def _fingerprint(secret: str | None) -> str | None:
+    return hashlib.sha256(secret.encode()).hexdigest()[:16] if secret else None
+
+
+@router.post("/{c}/lease", name="credential.lease")
+async def lease_credential(
+    request: Request,
+    c: Annotated[str, Path(description="Credential id")],
+    body: LeaseCreate,
+    session: SessionDep,
+    access: TenantAccessDep,
+) -> Envelope[LeaseRead]:
+    """Lease a direct-mode credential to the deployment's sidecar (≤ 300 s, in memory only)."""
+    credential_id = parse_id(c)
+    deployment = await deployments_service.get_deployment_or_none(
+        session, access.tenant_id, body.deployment_id
+    )
+    if deployment is None:
+        raise NotFound("deployment not found")
+    caller = access.caller
+    if caller.kind != "service" or deployment.sidecar_id != caller.principal_id:
+        raise Forbidden(
+            "only the deployment's sidecar (its sidecar_id service principal) may lease",
+            reason="not_sidecar",
+        )
+    entries = (await deployments_service.resolved_entries(session, access.tenant_id, [deployment]))[
+        deployment.id
+    ]
+    using = [e for e in entries if e.server.credential_id == credential_id]
+    if not using:
+        raise Forbidden(
+            "no entry of this deployment uses this credential", reason="not_in_deployment"
+        )
+    direct = next((e for e in using if e.entry.mode == "direct"), None)
+    if direct is None:
+        raise Forbidden(
+            "this credential's entries are relay mode: it never leaves the hub", reason="not_direct"
+        )
+    await access.require(f"credential:{credential_id}", "use")
+    ctx = components_of(request.app).get(UpstreamContext)
+    target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
+    credential = target.credential
+    assert credential is not None  # noqa: S101 - resolve_target loaded it
+    if credential.is_oauth and ctx.tokens is not None:
+        credential = await ctx.tokens.fresh(get_database(request), access.tenant_id, credential)
+        if is_expired(credential):
+            raise NotFound(
+                "the credential cannot be used just now", reason="credential_unavailable"
+            )
+    plaintext = decrypt_field(ctx.keyring, credential, "secret")
+    secret = None if plaintext in (None, NO_TOKEN) else plaintext
+    now = clock.now()
+    expires_at = now + timedelta(seconds=LEASE_S)
+    if credential.expires_at is not None:
+        expires_at = min(expires_at, credential.expires_at)
+    fingerprint = _fingerprint(secret)
+    egress = ctx.egress
+    await record_for(
+        session,
+        access,
+        Action.CREDENTIAL_LEASE,
+        f"credential:{credential_id}",
+        {
+            "deployment_id": str(deployment.id),
+            "fingerprint": fingerprint,
+            "origin": target.pin,
+            "expires_at": expires_at.isoformat(),
+        },
+    )
+    return Envelope(
+        data=LeaseRead(
+            credential_id=credential_id,
+            deployment_id=deployment.id,
+            secret=secret,
+            origin=target.pin,
+            url=target.url,
+            expires_at=expires_at,
+            fingerprint=fingerprint,
+            egress=LeaseEgress(
+                allow_loopback=egress.allow_loopback,
+                allow_cidrs=[str(n) for n in egress.allow_cidrs],
+                extra_origins=sorted(
+                    o for o in egress.allowed_origins(target.pin) if o != target.pin
+                ),
+            ),
+        )
+    )

@@ -1,0 +1,300 @@
+"""Direct mode (DESIGN §10.5, §15): the hub decides, the sidecar calls the server itself.
+
+For a tool of a direct-mode entry (with a credential), one call is:
+
+1. ``POST …/decisions`` with the agent's key: the hub validates, decides and handles the
+   approval. A refusal (its JSON-RPC ``error``) or a result not to run (``invalid_arguments``,
+   ``approval_pending``) is the answer, as the endpoint would give it.
+2. A lease of the entry's credential with ``HUB_SIDECAR_KEY`` (the deployment's sidecar
+   principal; never the agent's key), kept in memory until its ``expires_at`` (minus a margin),
+   then discarded.
+3. The engine's own call path (:class:`~hub.gateway.engine.engine.Gateway`) with the hub's
+   decision as its decide and approval ports, and as its upstream port the hub's egress fetcher
+   and MCP client under the **lease's** egress policy (loopback, CIDRs, extra origins) and pin —
+   so validation, redaction, the size bound and error shaping are the hub's code.
+4. ``POST …/decisions/{id}/outcome``: the call's audit row, written by the hub — sent beside the
+   answer rather than before it (at exit, reports still in flight get ``REPORT_WAIT_S``).
+
+The era each upstream answered in is remembered, as the hub remembers it on the server row, so
+only the first call probes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from hub import __version__
+from hub.core.logging import redacting
+from hub.egress import EgressConfig, EgressError, Fetcher
+from hub.gateway.engine.engine import Gateway
+from hub.gateway.engine.model import DeploymentView, Effect, ServerEntry, ToolEntry
+from hub.gateway.engine.ports import (
+    ApprovalOutcome,
+    CallRecord,
+    Shaper,
+    UpstreamFailure,
+    UpstreamResult,
+)
+from hub.gateway.engine.redaction import Redactor
+from hub.mcp import Era, McpClient, McpError
+from hub.sidecar.bundle import Bundle
+from hub.sidecar.config import SidecarConfig
+from hub.sidecar.errors import HubRefused, HubUnreachable
+from hub.sidecar.hubclient import HubClient
+from hub.sidecar.relay import RelayError, unavailable
+
+__all__ = ["DirectCalls", "Lease"]
+
+log = logging.getLogger("hub.sidecar")
+
+LEASE_MARGIN_S = 15.0
+REPORT_WAIT_S = 10.0
+CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
+
+
+@dataclass
+class Lease:
+    credential_id: uuid.UUID
+    secret: str | None
+    origin: str
+    expires_at: float  # monotonic seconds
+    client: McpClient
+    fetcher: Fetcher
+
+    def __repr__(self) -> str:  # never the secret
+        return f"Lease({self.credential_id}, origin={self.origin!r})"
+
+
+def _egress(data: Mapping[str, Any], origin: str, call_timeout_s: float) -> EgressConfig:
+    found = data.get("egress")
+    egress: dict[str, Any] = found if isinstance(found, dict) else {}
+    cidrs = tuple(ipaddress.ip_network(str(c), strict=False) for c in egress.get("allow_cidrs", []))
+    extra = tuple(str(o) for o in egress.get("extra_origins", []))
+    return EgressConfig(
+        allow_loopback=bool(egress.get("allow_loopback", False)),
+        allow_cidrs=cidrs,
+        extra_origins={origin: extra} if extra else {},
+        tool_call_timeout_s=call_timeout_s,
+    )
+
+
+class _HubDecision:
+    """The decide and approval ports: what the hub answered for this one call."""
+
+    def __init__(self, tool: ToolEntry, effect: Effect, approval_id: uuid.UUID | None) -> None:
+        self._key = tool.grant_key
+        self._effect = effect
+        self._approval = approval_id or uuid.UUID(int=0)
+
+    @property
+    def grants_version(self) -> int:
+        return 0
+
+    def grant_effect(self, grant_key: str) -> Effect:
+        return self._effect if grant_key == self._key else "deny"
+
+    async def resolve(self, *_: Any) -> ApprovalOutcome:
+        return ApprovalOutcome("approved", self._approval)  # the hub consumed it for this call
+
+
+class _Record:
+    """The audit port: keeps the engine's record for the outcome report."""
+
+    def __init__(self) -> None:
+        self.kept: CallRecord | None = None
+
+    async def record(self, record: CallRecord) -> None:
+        self.kept = record
+
+
+class DirectCalls:
+    def __init__(
+        self,
+        config: SidecarConfig,
+        agent_hub: HubClient,
+        sidecar_hub: HubClient,
+        engine: Gateway | None = None,
+    ) -> None:
+        self._config = config
+        self._agent = agent_hub
+        self._sidecar = sidecar_hub
+        self._engine = engine or Gateway()
+        self._leases: dict[uuid.UUID, Lease] = {}
+        self.eras: dict[str, Era] = {}  # per upstream URL, once a call has found it out
+        self._reports: set[asyncio.Task[None]] = set()
+
+    async def aclose(self) -> None:
+        if self._reports:  # outcomes still on their way to the hub: a bounded wait
+            await asyncio.wait(self._reports, timeout=REPORT_WAIT_S)
+        for lease in self._leases.values():
+            await lease.fetcher.aclose()
+        self._leases.clear()
+
+    async def discard_expired(self) -> None:
+        """Drop every lease past its ``expires_at``: the secret leaves memory with its client."""
+        now = time.monotonic()
+        for credential_id, lease in list(self._leases.items()):
+            if lease.expires_at <= now:
+                del self._leases[credential_id]
+                await lease.fetcher.aclose()
+                log.info("sidecar: lease of credential %s expired; discarded", credential_id)
+
+    async def expire_loop(self, every_s: float = 5.0) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            await self.discard_expired()
+
+    def handles(self, bundle: Bundle, tool: ToolEntry | None) -> bool:
+        if tool is None:
+            return False
+        server = bundle.view.servers.get(tool.handle)
+        return server is not None and server.mode == "direct" and server.credential_id is not None
+
+    async def _lease(self, credential_id: uuid.UUID) -> Lease:
+        held = self._leases.get(credential_id)
+        if held is not None and held.expires_at - LEASE_MARGIN_S > time.monotonic():
+            return held
+        if held is not None:  # expired: the secret is discarded
+            del self._leases[credential_id]
+            await held.fetcher.aclose()
+        data = await self._sidecar.post(
+            f"/tenants/{self._config.tenant}/credentials/{credential_id}/lease",
+            {"deployment_id": self._config.deployment},
+        )
+        expires = datetime.fromisoformat(str(data["expires_at"]))
+        left = expires.timestamp() - time.time()
+        origin = str(data["origin"])
+        fetcher = Fetcher(_egress(data, origin, self._config.call_timeout_s))
+        secret = data.get("secret")
+        lease = Lease(
+            credential_id,
+            str(secret) if secret else None,
+            origin,
+            time.monotonic() + max(0.0, left),
+            McpClient(fetcher, client_info=CLIENT_INFO),
+            fetcher,
+        )
+        log.info("sidecar: leased credential %s (%s)", credential_id, data.get("fingerprint"))
+        self._leases[credential_id] = lease
+        return lease
+
+    async def call(
+        self, bundle: Bundle, tool: ToolEntry | None, name: str, arguments: Any
+    ) -> dict[str, Any]:
+        assert tool is not None  # noqa: S101 - handles() said so
+        path = f"{self._config.deployment_path}/decisions"
+        try:
+            decision = await self._agent.post(path, {"wire_name": name, "arguments": arguments})
+        except (HubRefused, HubUnreachable) as exc:
+            return unavailable(str(exc))
+        error = decision.get("error")
+        if isinstance(error, dict):
+            raise RelayError(
+                int(error.get("code", -32603)), str(error.get("message")), error.get("data")
+            )
+        if isinstance(decision.get("result"), dict):
+            result: dict[str, Any] = decision["result"]
+            return result
+        decision_id = str(decision.get("decision_id"))
+        effect: Effect = decision.get("effect") or "deny"
+        ports = _HubDecision(tool, effect, None)
+        upstream = _Leased(self, bundle.view.servers[tool.handle])
+        audit = _Record()
+        outcome = await self._engine.call(
+            bundle.view,
+            name,
+            arguments,
+            decide=ports,
+            approvals=ports,
+            upstream=upstream,
+            audit=audit,
+            legacy=False,
+        )
+        report = asyncio.create_task(self._report(decision_id, audit.kept))
+        self._reports.add(report)  # the answer need not wait for its audit row
+        report.add_done_callback(self._reports.discard)
+        if outcome.failure is not None:
+            failure = outcome.failure
+            raise RelayError(failure.code, failure.message, dict(failure.data))
+        assert outcome.result is not None  # noqa: S101
+        return outcome.result
+
+    async def _report(self, decision_id: str, record: CallRecord | None) -> None:
+        if record is None:
+            return
+        body: dict[str, Any] = {
+            "outcome": "success" if record.outcome == "success" else "failed",
+            "class": record.error_class,
+            "reason": record.reason,
+            "upstream_ms": record.upstream_ms,
+        }
+        try:
+            await self._agent.post(
+                f"{self._config.deployment_path}/decisions/{decision_id}/outcome",
+                {k: v for k, v in body.items() if v is not None},
+            )
+        except (HubRefused, HubUnreachable) as exc:
+            log.warning("sidecar: the call's outcome was not recorded: %s", exc)
+
+
+class _Leased:
+    """The upstream port: the leased credential through the hub's egress fetcher and client."""
+
+    def __init__(self, calls: DirectCalls, server: ServerEntry) -> None:
+        self._calls = calls
+        self._server = server
+
+    async def call(
+        self,
+        view: DeploymentView,
+        server: ServerEntry,
+        tool: ToolEntry,
+        arguments: Mapping[str, Any],
+        shape: Shaper,
+    ) -> UpstreamResult:
+        assert server.credential_id is not None  # noqa: S101
+        started = time.perf_counter()
+        try:
+            lease = await self._calls._lease(server.credential_id)
+        except (HubRefused, HubUnreachable) as exc:
+            log.warning("sidecar: no lease: %s", exc)
+            raise UpstreamFailure("credential_unavailable") from None
+        secrets = [lease.secret] if lease.secret else []
+        with redacting(*secrets):
+            try:
+                done = await lease.client.call_tool(
+                    server.url,
+                    tool.name,
+                    dict(arguments),
+                    pin=lease.origin,
+                    bearer=lease.secret,
+                    deadline_s=self._calls._config.call_timeout_s,
+                    tool=tool.tool,
+                    era_hint=self._calls.eras.get(server.url),
+                    scope=str(view.tenant_id),
+                )
+                self._calls.eras[server.url] = done.era
+            except McpError as exc:
+                ms = (time.perf_counter() - started) * 1000
+                message = exc.upstream_message if exc.reason == "tool_error" else None
+                if message:
+                    message = Redactor(secrets).text(message)
+                reason = (
+                    "input_required_unsupported" if exc.reason == "input_required" else exc.reason
+                )
+                raise UpstreamFailure(
+                    reason, upstream_ms=ms, code=exc.code, message=message
+                ) from None
+            except EgressError as exc:
+                ms = (time.perf_counter() - started) * 1000
+                raise UpstreamFailure(exc.reason, upstream_ms=ms) from None
+            shaped = shape(done.result, secrets)
+        return UpstreamResult(shaped, (time.perf_counter() - started) * 1000)

@@ -1,0 +1,207 @@
+"""The sidecar's plain HTTP client for its hub: bounded in time, size and shape.
+
+The hub URL is the operator's, so this is not the tenant-egress fetcher: a verified-TLS client
+(the system store or ``--hub-ca``), no redirects followed (one could carry the agent's key
+elsewhere), no proxy settings from the environment. Every exchange has an overall deadline (a
+hub that drips bytes cannot hold a call), a body cap read as a stream (an oversized answer is
+cut off, never buffered whole) and a content-type check; any breach is :class:`HubUnreachable`
+with a one-line reason, so a hostile or broken hub cannot hang or crash the sidecar.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+
+from hub import __version__
+from hub.sidecar.config import SidecarConfig
+from hub.sidecar.errors import HubRefused, HubUnreachable
+
+__all__ = ["BundleFetch", "HubClient"]
+
+MAX_BUNDLE_BYTES = 16 * 1024 * 1024
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+BUNDLE_DEADLINE_S = 10.0
+CONNECT_TIMEOUT_S = 5.0
+_RPC_STATUSES = frozenset({200, 400, 401, 403, 404, 429, 503})
+
+
+@dataclass(frozen=True)
+class BundleFetch:
+    status: int  # 200 or 304
+    etag: str | None
+    body: bytes | None = None
+
+
+def _tls(ca_file: str | None) -> ssl.SSLContext | bool:
+    if ca_file is None:
+        return True
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise HubUnreachable(f"--hub-ca {ca_file}: cannot load it ({type(exc).__name__})") from None
+
+
+def _is_json(response: httpx2.Response) -> bool:
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "application/json"
+
+
+class HubClient:
+    """One pooled client to one hub, authenticated with the agent's key."""
+
+    def __init__(
+        self,
+        config: SidecarConfig,
+        *,
+        key: str | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._config = config
+        self._http = httpx2.AsyncClient(
+            base_url=config.hub,
+            headers={
+                "authorization": f"Bearer {key or config.agent_key}",
+                "user-agent": f"mcp-hub-sidecar/{__version__}",
+            },
+            verify=_tls(config.hub_ca),
+            timeout=httpx2.Timeout(config.call_timeout_s, connect=CONNECT_TIMEOUT_S),
+            follow_redirects=False,
+            trust_env=False,
+            transport=transport,
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        headers: dict[str, str],
+        body: bytes | None,
+        deadline_s: float,
+        max_bytes: int,
+    ) -> tuple[httpx2.Response, bytes]:
+        where = self._config.hub
+        try:
+            with anyio.fail_after(deadline_s):
+                request = self._http.build_request(method, path, headers=headers, content=body)
+                response = await self._http.send(request, stream=True)
+                try:
+                    data = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        data.extend(chunk)
+                        if len(data) > max_bytes:
+                            raise HubUnreachable(
+                                f"{where} answered with more than {max_bytes} bytes"
+                            )
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise HubUnreachable(f"{where} did not answer within {deadline_s:g} s") from None
+        except httpx2.ConnectError:
+            raise HubUnreachable(f"cannot connect to {where}") from None
+        except httpx2.TimeoutException:
+            raise HubUnreachable(f"{where} did not answer in time") from None
+        except httpx2.TransportError as exc:
+            raise HubUnreachable(f"{where}: {type(exc).__name__}") from None
+        return response, bytes(data)
+
+    async def bundle(self, etag: str | None) -> BundleFetch:
+        """The deployment's bundle, or 304 when ``etag`` still matches."""
+        headers = {"accept": "application/json"}
+        if etag:
+            headers["if-none-match"] = etag
+        response, body = await self._exchange(
+            "GET",
+            f"{self._config.deployment_path}/bundle",
+            headers=headers,
+            body=None,
+            deadline_s=BUNDLE_DEADLINE_S,
+            max_bytes=MAX_BUNDLE_BYTES,
+        )
+        status = response.status_code
+        if status == 304:
+            return BundleFetch(304, response.headers.get("etag") or etag)
+        if status == 401:
+            raise HubRefused(401, "the hub refused HUB_AGENT_KEY (HTTP 401): check the key")
+        if status in (403, 404):
+            raise HubRefused(
+                status,
+                f"deployment {self._config.deployment} of tenant {self._config.tenant} is unknown "
+                f"to the hub or not this agent's (HTTP {status})",
+            )
+        if status != 200:
+            raise HubUnreachable(f"{self._config.hub} answered the bundle read with HTTP {status}")
+        if not _is_json(response):
+            raise HubUnreachable(f"{self._config.hub} answered the bundle read with no JSON")
+        return BundleFetch(200, response.headers.get("etag"), body)
+
+    async def mcp(self, message: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+        """One JSON-RPC exchange with the deployment's MCP endpoint: the answer's object."""
+        response, body = await self._exchange(
+            "POST",
+            f"{self._config.deployment_path}/mcp",
+            headers={
+                **headers,
+                "content-type": "application/json",
+                "accept": "application/json, text/event-stream",
+            },
+            body=json.dumps(message).encode(),
+            deadline_s=self._config.call_timeout_s,
+            max_bytes=MAX_ANSWER_BYTES,
+        )
+        if response.status_code not in _RPC_STATUSES or not _is_json(response):
+            raise HubUnreachable(
+                f"{self._config.hub} answered the call with HTTP {response.status_code} and no "
+                "JSON-RPC body"
+            )
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            raise HubUnreachable(
+                f"{self._config.hub} answered the call with malformed JSON"
+            ) from None
+        if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
+            raise HubUnreachable(f"{self._config.hub} answered the call with no JSON-RPC object")
+        return answer
+
+    async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``data`` of a REST answer; :class:`HubRefused` (one line, the hub's message) for a
+        4xx, :class:`HubUnreachable` for anything else that is not the hub's JSON."""
+        response, raw = await self._exchange(
+            "POST",
+            path,
+            headers={"content-type": "application/json", "accept": "application/json"},
+            body=json.dumps(body).encode(),
+            deadline_s=self._config.call_timeout_s,
+            max_bytes=MAX_ANSWER_BYTES,
+        )
+        if not _is_json(response):
+            raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON")
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            raise HubUnreachable(
+                f"{self._config.hub} answered {path} with malformed JSON"
+            ) from None
+        if not isinstance(answer, dict):
+            raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON object")
+        if 400 <= response.status_code < 500:
+            found = answer.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
+            message = str(error.get("message") or "refused")[:300]
+            raise HubRefused(response.status_code, f"{message} (HTTP {response.status_code})")
+        data = answer.get("data")
+        if response.status_code != 200 or not isinstance(data, dict):
+            raise HubUnreachable(
+                f"{self._config.hub} answered {path} with HTTP {response.status_code}"
+            )
+        return data

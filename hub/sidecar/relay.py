@@ -1,0 +1,112 @@
+"""Relay mode (DESIGN §10.5): each ``tools/call`` goes to the hub's MCP endpoint as the agent.
+
+The call is sent in the 2026-07-28 era (stateless, with the ``Mcp-Method``/``Mcp-Name``/
+``Mcp-Param-*`` headers the endpoint checks), so nothing about the result is lost on the way; a
+legacy-era agent then gets it shaped for its era by the engine's own function. The hub decides,
+validates, asks for approval, holds the secret and audits: the sidecar never sees a secret. A
+JSON-RPC error from the hub is passed on with its code, message and ``data`` (its class). A hub
+that cannot be reached (or answers with something that is not JSON-RPC) fails the call closed, as
+``isError`` with class ``unavailable``: the call did not run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+)
+
+from hub import __version__
+from hub.gateway.engine.errors import error_result
+from hub.gateway.engine.model import ToolEntry
+from hub.mcp import MODERN_VERSION, encode_header_value
+from hub.mcp.headers import param_headers
+from hub.sidecar.errors import HubUnreachable
+from hub.sidecar.hubclient import HubClient
+
+__all__ = ["Relay", "RelayError", "unavailable"]
+
+log = logging.getLogger("hub.sidecar")
+
+CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
+_ENVELOPE_KEYS = ("resultType", "ttlMs", "cacheScope")
+
+
+class RelayError(Exception):
+    """The hub answered with a JSON-RPC error: pass it on as is."""
+
+    def __init__(self, code: int, message: str, data: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def unavailable(why: str) -> dict[str, Any]:
+    text = f"unavailable: the call did not run ({why})"
+    return error_result("unavailable", text, reason="hub_unreachable")
+
+
+def _clean(result: dict[str, Any]) -> dict[str, Any]:
+    """The hub's result without the 2026-07-28 envelope fields the sidecar's own server sets."""
+    cleaned = {k: v for k, v in result.items() if k not in _ENVELOPE_KEYS}
+    meta = cleaned.get("_meta")
+    if isinstance(meta, dict) and SERVER_INFO_META_KEY in meta:
+        meta = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}
+        if meta:
+            cleaned["_meta"] = meta
+        else:
+            del cleaned["_meta"]
+    return cleaned
+
+
+class Relay:
+    def __init__(self, hub: HubClient) -> None:
+        self._hub = hub
+        self._ids = 0
+
+    async def call(self, tool: ToolEntry | None, name: str, arguments: Any) -> dict[str, Any]:
+        """The hub's ``CallToolResult``; :class:`RelayError` for its JSON-RPC errors."""
+        self._ids += 1
+        headers = {
+            "mcp-protocol-version": MODERN_VERSION,
+            "mcp-method": "tools/call",
+            "mcp-name": encode_header_value(name),
+        }
+        if tool is not None and isinstance(arguments, dict):
+            with contextlib.suppress(ValueError):  # the hub refuses such a tool anyway
+                headers.update(param_headers(tool.tool, arguments))
+        params: dict[str, Any] = {
+            "name": name,
+            "_meta": {
+                PROTOCOL_VERSION_META_KEY: MODERN_VERSION,
+                CLIENT_CAPABILITIES_META_KEY: {},
+                CLIENT_INFO_META_KEY: CLIENT_INFO,
+            },
+        }
+        if arguments is not None:
+            params["arguments"] = arguments
+        message = {"jsonrpc": "2.0", "id": self._ids, "method": "tools/call", "params": params}
+        try:
+            answer = await self._hub.mcp(message, headers)
+        except HubUnreachable as exc:
+            log.warning("sidecar: relaying %s failed: %s", name[:64], exc)
+            return unavailable(str(exc))
+        error = answer.get("error")
+        if isinstance(error, dict):
+            code = error.get("code")
+            raise RelayError(
+                code if isinstance(code, int) else -32603,
+                str(error.get("message") or "the hub refused the call")[:1000],
+                error.get("data"),
+            )
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            return unavailable("the hub's answer held no result")
+        return _clean(result)

@@ -1,0 +1,151 @@
+"""The agent-facing MCP server: the official ``mcp`` SDK's low-level server (DESIGN §10.5).
+
+``tools/list`` is the engine's own listing over the bundle (``allow`` and ``ask`` tools, sorted by
+wire name, ask tools marked ``_meta["io.mcphub/approval"] = "required"``), shaped for the
+agent's era; ``tools/call`` goes to the call path of the mode (relay: the hub's endpoint).
+When the bundle is stale past ``--max-stale`` (or the hub refused it), lists fail with JSON-RPC
+``50300`` and calls fail closed (``isError``, class ``unavailable``) without running.
+
+A changed bundle sends ``notifications/tools/list_changed``: on the handshake eras to every
+session that has spoken to this server (it is advertised as ``tools.listChanged``), on
+2026-07-28 to every open ``subscriptions/listen`` stream (the SDK's listen handler).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.caching import CacheHint
+from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from hub import __version__
+from hub.gateway.engine.engine import Gateway
+from hub.gateway.engine.errors import UNAVAILABLE
+from hub.gateway.engine.model import Effect, ToolEntry
+from hub.gateway.engine.shaping import for_legacy_result
+from hub.sidecar.bundle import Bundle
+from hub.sidecar.relay import RelayError, unavailable
+from hub.sidecar.sync import Stale, Syncer
+
+__all__ = ["BundleDecider", "CallPath", "SidecarServer"]
+
+log = logging.getLogger("hub.sidecar")
+
+INSTRUCTIONS = (
+    "Tools of an MCP Hub deployment, served by its sidecar. A tool marked "
+    "_meta['io.mcphub/approval'] = 'required' runs once a person approves the exact call."
+)
+
+LIST_CHANGED = "notifications/tools/list_changed"
+
+# (bundle, tool or None, wire name, arguments) -> CallToolResult; RelayError for JSON-RPC errors
+CallPath = Callable[[Bundle, ToolEntry | None, str, Any], Awaitable[dict[str, Any]]]
+
+
+class BundleDecider:
+    """The engine's :class:`~hub.gateway.engine.ports.DecidePort` over the bundle's effects."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self._effects = {t.grant_key: bundle.effects[w] for w, t in bundle.view.tools.items()}
+        self._version = bundle.grants_version
+
+    @property
+    def grants_version(self) -> int:
+        return self._version
+
+    def grant_effect(self, grant_key: str) -> Effect:
+        return self._effects.get(grant_key, "deny")
+
+
+class _Server(Server[Any]):
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def _legacy(ctx: ServerRequestContext[Any, Any]) -> bool:
+    return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+
+class SidecarServer:
+    def __init__(self, syncer: Syncer, call_path: CallPath, engine: Gateway | None = None) -> None:
+        self._syncer = syncer
+        self._call_path = call_path
+        self._engine = engine or Gateway()
+        self._bus = InMemorySubscriptionBus()
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.server = _Server(
+            "mcp-hub-sidecar",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+        self.server.add_request_handler("tools/list", types.PaginatedRequestParams, self._list)
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call)
+        self.server.middleware.append(self._track)
+
+    async def _track(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if _legacy(ctx):
+            # A request's session is per request; the connection under it is the client's, and
+            # its standalone channel (stdio, the GET stream) is where list_changed goes. The
+            # low-level context names no connection, so it is read off the session.
+            connection = getattr(ctx.session, "_connection", None)
+            if isinstance(connection, Connection):
+                self._connections.add(connection)
+        return await call_next(ctx)
+
+    async def tools_changed(self) -> None:
+        await self._bus.publish(ToolsListChanged())
+        for connection in list(self._connections):
+            with contextlib.suppress(Exception):  # a gone client: notifications are advisory
+                await connection.notify(LIST_CHANGED, None)
+
+    async def _list(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
+    ) -> HandlerResult:
+        try:
+            bundle = self._syncer.current()
+        except Stale as stale:
+            raise MCPError(UNAVAILABLE, str(stale), {"class": "unavailable"}) from None
+        legacy = _legacy(ctx)
+        tools = self._engine.list_tools(bundle.view, BundleDecider(bundle), legacy=legacy)
+        return {"tools": tools} if legacy else {"resultType": "complete", "tools": tools}
+
+    async def _call(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> HandlerResult:
+        name = params.name
+        try:
+            bundle = self._syncer.current()
+        except Stale as stale:
+            return unavailable(str(stale))
+        tool = bundle.view.tools.get(name)
+        try:
+            result = await self._call_path(bundle, tool, name, params.arguments)
+        except RelayError as error:
+            raise MCPError(error.code, error.message, error.data) from None
+        if _legacy(ctx):
+            return for_legacy_result(result)
+        return {"resultType": "complete", **result}

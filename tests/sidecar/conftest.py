@@ -1,0 +1,17 @@
+"""Sidecar tests: a live ``hub serve`` (or the in-process app that reaches loopback peers), real
+SDK peers, and the sidecar as a subprocess."""
+
+from __future__ import annotations
+
+import pytest
+
+from hub.core.settings import Settings
+from tests.conftest import make_settings
+from tests.peers.fixtures import sdk_peer
+
+__all__ = ["sdk_peer"]
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return make_settings(db_url, allow_loopback=True, tool_call_timeout_s=5, approval_wait_s=0)

@@ -1,0 +1,33 @@
+"""``hub sidecar --stdio`` spawned by the SDK's stdio client, against a live ``hub serve``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.gateway.support import Upstream
+from tests.peers.fixtures import SdkPeerStarter
+from tests.sidecar.support import Sidecar, deploy_on, live_hub, stdio_sidecar
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_stdio_sidecar_lists_and_calls_through_the_hub(
+    tmp_path: Path, sdk_peer: SdkPeerStarter, mode: str
+) -> None:
+    peer = await sdk_peer("stateless-json")
+    with live_hub(tmp_path) as hub:
+        deployed = await deploy_on(hub, [Upstream("docs", peer.url, allow_without_ask=["echo"])])
+        sidecar = Sidecar(hub, deployed, tmp_path)
+        async with stdio_sidecar(sidecar, mode=mode) as mcp:
+            listed = await mcp.list_tools()
+            names = [t.name for t in listed.tools]
+            assert names == sorted(names)
+            assert {"docs__echo", "docs__add"} <= set(names)
+            add = next(t for t in listed.tools if t.name == "docs__add")
+            assert (add.meta or {}).get("io.mcphub/approval") == "required"
+            done = await mcp.call_tool("docs__echo", {"text": "hello"})
+            assert done.is_error is False
+            assert json.loads(done.content[0].text) == {"text": "hello"}  # type: ignore[union-attr]
+            assert mcp.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
