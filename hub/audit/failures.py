@@ -6,32 +6,40 @@ its transaction has already rolled back; this records one event with outcome ``d
 for other reasons (e.g. 404) are not audited, and neither are requests refused by a rate limit
 (429): a flood would otherwise turn into as many database writes (they are counted in a metric).
 The row's action is the route's name, one of the closed vocabulary (:mod:`hub.audit.actions`).
+
+A credential lease (the sidecar's secret, DESIGN §10.5, §15) is refused with 404 as often as with
+403 — an unknown deployment, another tenant's ids, an unusable credential — and every refusal of
+it is a ``denied`` row: someone asked for a secret and was not given it.
 """
 
 from __future__ import annotations
 
 from fastapi import Request
 
-from hub.audit.actions import action_of_route
+from hub.audit.actions import Action, action_of_route
 from hub.audit.service import record_failure
 from hub.auth.caller import Caller
 from hub.core.deps import get_database
-from hub.core.errors import Forbidden, HubError, RateLimited
+from hub.core.errors import Forbidden, HubError, NotFound, RateLimited
 
 __all__ = ["audit_failed_request"]
 
 _MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: routes whose 404 refusals are ``denied`` too
+_NOT_FOUND_DENIED = frozenset({Action.CREDENTIAL_LEASE})
 
 
 async def audit_failed_request(request: Request, exc: Exception) -> None:
     caller: Caller | None = getattr(request.state, "caller", None)
     if caller is None or isinstance(exc, RateLimited):
         return
-    denied = isinstance(exc, Forbidden)
-    if not denied and request.method not in _MUTATING:
-        return
     route = request.scope.get("route")
     action = action_of_route(getattr(route, "name", None))
+    denied = isinstance(exc, Forbidden) or (
+        isinstance(exc, NotFound) and action in _NOT_FOUND_DENIED
+    )
+    if not denied and request.method not in _MUTATING:
+        return
     details: dict[str, object] = {"method": request.method}
     if isinstance(exc, HubError):
         details["status"] = exc.status_code
