@@ -11,7 +11,7 @@ from sqlalchemy import select, text
 
 from hub.models import AuditEvent
 from tests.peers.fixtures import handmade_peer, oauth_peers
-from tests.support.databases import owner_session
+from tests.support.databases import as_owner, owner_session
 from tests.support.route_world import ROUTES, World, call, settings, world
 from tests.support.stories import audit_count
 
@@ -52,7 +52,7 @@ async def test_every_mutation_writes_exactly_one_audit_row(world: World) -> None
 
 
 async def test_audit_rows_hold_no_key_material(world: World) -> None:
-    async with world.db.engine.connect() as conn:
+    async with as_owner(world.db.engine) as owner, owner.connect() as conn:  # every row
         rows = (await conn.execute(text("SELECT * FROM audit_events"))).all()
     dumped = json.dumps([repr(r) for r in rows])
     assert world.a_admin.key not in dumped

@@ -15,7 +15,7 @@ from hub.core import clock
 from hub.core.db import Database
 from hub.models import ApiKey, Principal, Tenant
 from tests.conftest import ClockControl
-from tests.support.databases import owner_session
+from tests.support.databases import as_owner, owner_session
 from tests.support.factories import PEPPER, make_platform_admin, make_principal, make_tenant
 
 
@@ -82,7 +82,7 @@ async def test_key_is_shown_once_and_only_its_hmac_stored(
     assert {"prefix", "last4", "created_at", "expires_at", "last_used_at"} <= set(
         listed.json()["data"][0]
     )
-    async with database.engine.connect() as conn:
+    async with as_owner(database.engine) as owner, owner.connect() as conn:  # every row
         rows = (await conn.execute(text("SELECT * FROM api_keys"))).mappings().all()
     dumped = repr(rows)
     assert key not in dumped

@@ -12,6 +12,7 @@ import pytest
 from hub.core.db import Database
 from tests.peers.fixtures import HandmadePeerStarter, SdkPeerStarter, default_tools
 from tests.peers.handmade_wire import Reply
+from tests.support.databases import as_owner
 from tests.support.factories import Actor, make_principal, make_tenant
 
 CANARY = f"CANARY-{uuid.uuid4()}"
@@ -209,7 +210,7 @@ async def test_upstream_500_echoing_the_bearer_leaks_nothing(
     response = await _discover(client, t, admin, peer.url, cid)
     _assert_failure(response, "handshake_failed")
     assert CANARY not in caplog.text
-    async with database.engine.connect() as conn:
+    async with as_owner(database.engine) as owner, owner.connect() as conn:  # every row
         from sqlalchemy import text as sql
 
         rows = (await conn.execute(sql("SELECT * FROM audit_events"))).all()
