@@ -11,8 +11,9 @@ endpoint audits it; a call that may run carries a ``decision_id`` and no audit r
 ``POST …/decisions/{id}/outcome {"outcome", "class"?, "reason"?, "upstream_ms"?}`` — by the same
 agent — writes that call's ``tool.call`` audit row. A decision id is sealed under the keyring
 (AES-GCM, AAD ``mcphub/decision/v1`` ‖ tenant ‖ deployment ‖ agent) over the call's audit fields
-and an expiry (``DECISION_S``), so nothing is stored and an id is good only for its own
-deployment, agent and call.
+and an expiry (``DECISION_S``), so an id is good only for its own deployment, agent and call;
+the hub keeps only the hash of each id whose outcome was reported, until it expires, so a second
+report of the same call is 409 (:mod:`hub.gateway.adapters.outcomes`).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Request
 from pydantic import BaseModel, Field
 
+from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import TenantAccessDep
@@ -34,7 +36,7 @@ from hub.core import clock
 from hub.core.components import components_of
 from hub.core.crypto import Keyring, Sealed
 from hub.core.deps import SessionDep, get_database, reads_only
-from hub.core.errors import BadRequest, Forbidden, NotFound
+from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, RequestModel
@@ -42,6 +44,7 @@ from hub.core.settings import Settings
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
+from hub.gateway.adapters.outcomes import claim_outcome
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
@@ -166,6 +169,7 @@ def open_decision(
     if float(fields["x"]) < clock.now().timestamp():
         return None
     record = CallRecord(deployment_id, agent_id, str(fields["w"]))
+    record.extra = {"expires_at": float(fields["x"])}
     record.grant_key, record.decision = fields["g"], fields["d"]
     record.reasons = tuple(fields["r"])
     record.approval_id = uuid.UUID(fields["a"]) if fields["a"] else None
@@ -210,7 +214,7 @@ async def decide(
     tenant_id = access.tenant_id
 
     def approval_url(approval_id: Any) -> str:
-        return f"{public}/tenants/{tenant_id}/approvals/{approval_id}"
+        return f"{public}{console_path(str(tenant_id.value), approval_id)}"
 
     db = get_database(request)
     upstream = _Decider()
@@ -266,12 +270,15 @@ async def record_outcome(
     )
     if record is None:
         raise BadRequest("unknown, expired or foreign decision_id", reason="invalid_decision")
+    db = get_database(request)
+    expires_at = datetime.fromtimestamp(float(record.extra["expires_at"]), tz=UTC)
+    if not await claim_outcome(db, access.tenant_id, decision_id, expires_at):
+        raise Conflict("this decision's outcome is already recorded", reason="outcome_recorded")
     record.outcome = body.outcome
     record.error_class = body.error_class
     record.reason = body.reason
     record.upstream_ms = body.upstream_ms
     record.extra = {"host": "sidecar"}
-    db = get_database(request)
     await HubAudit(db, parts.get(Metrics), access.tenant_id, access.caller.request_id).record(
         record
     )

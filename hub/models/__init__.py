@@ -8,6 +8,7 @@ from hub.models.base import Base
 from hub.models.catalog import Catalog
 from hub.models.console_session import ConsoleSession
 from hub.models.credential import Credential
+from hub.models.decision_outcome import DecisionOutcome
 from hub.models.deployment import Deployment, DeploymentEntry
 from hub.models.drift import CatalogDrift, ServerProbe
 from hub.models.grant import Grant
@@ -29,6 +30,7 @@ __all__ = [
     "CatalogDrift",
     "ConsoleSession",
     "Credential",
+    "DecisionOutcome",
     "Deployment",
     "DeploymentEntry",
     "Grant",

@@ -1,0 +1,90 @@
+"""Direct mode's outcome reports (DESIGN §10.5, §15): one ``tool.call`` row per decided call —
+a second report of the same decision is 409 and writes nothing; a forged id is 400."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+
+from hub.core.db import Database
+from tests.gateway.support import Upstream
+from tests.peers.fixtures import SdkPeerStarter
+from tests.sidecar.direct import DirectDeployed, deploy_direct
+from tests.sidecar.support import CANARY
+from tests.support.stories import audit_events
+
+
+@pytest.fixture
+async def world(
+    client: httpx2.AsyncClient, database: Database, sdk_peer: SdkPeerStarter
+) -> DirectDeployed:
+    peer = await sdk_peer("stateless-json")
+    return await deploy_direct(
+        client, database, [Upstream("docs", peer.url, secret=CANARY)], {"docs"}
+    )
+
+
+def _url(world: DirectDeployed, *parts: str) -> str:
+    return world.setup.url("deployments", world.deployed.deployment_id, "decisions", *parts)
+
+
+async def _decide(client: httpx2.AsyncClient, world: DirectDeployed) -> dict[str, Any]:
+    answer = await client.post(
+        _url(world),
+        json={"wire_name": "docs__echo", "arguments": {"text": "hi"}},
+        headers=world.deployed.agent.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    data: dict[str, Any] = answer.json()["data"]
+    assert data["decision_id"], data  # the call may run: the sidecar runs it
+    return data
+
+
+async def _report(
+    client: httpx2.AsyncClient, world: DirectDeployed, decision_id: str
+) -> httpx2.Response:
+    return await client.post(
+        _url(world, decision_id, "outcome"),
+        json={"outcome": "success", "upstream_ms": 1.5},
+        headers=world.deployed.agent.headers,
+    )
+
+
+async def test_an_outcome_is_recorded_once(
+    client: httpx2.AsyncClient, database: Database, world: DirectDeployed
+) -> None:
+    decided = await _decide(client, world)
+    first = await _report(client, world, decided["decision_id"])
+    assert first.status_code == 200, first.text
+    again = await _report(client, world, decided["decision_id"])
+    assert again.status_code == 409, again.text
+    assert again.json()["error"]["reason"] == "outcome_recorded"
+    calls = await audit_events(database, action="tool.call", outcome="success")
+    assert len(calls) == 1
+    assert calls[0].details["upstream_ms"] == 1.5  # the reported call
+    assert calls[0].details["tool_sha256"] == decided["tool_sha256"]
+
+
+async def test_two_decisions_of_the_same_call_are_two_outcomes(
+    client: httpx2.AsyncClient, database: Database, world: DirectDeployed
+) -> None:
+    one, two = await _decide(client, world), await _decide(client, world)
+    assert one["decision_id"] != two["decision_id"]
+    for decided in (one, two):
+        reported = await _report(client, world, decided["decision_id"])
+        assert reported.status_code == 200, reported.text
+    assert len(await audit_events(database, action="tool.call", outcome="success")) == 2
+
+
+async def test_a_forged_decision_is_refused(
+    client: httpx2.AsyncClient, database: Database, world: DirectDeployed
+) -> None:
+    decided = await _decide(client, world)
+    key_id, nonce, body = decided["decision_id"].split(".")
+    forged = f"{key_id}.{nonce}.{body[:-2]}AA"
+    refused = await _report(client, world, forged)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["reason"] == "invalid_decision"
+    assert await audit_events(database, action="tool.call", outcome="success") == []
