@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.responses import Response
 
@@ -17,7 +16,7 @@ from hub.console.web import TenantConsole, TenantConsoleDep, render
 from hub.core.pagination import PageParams
 from hub.core.paths import parse_id
 from hub.deployments import service
-from hub.deployments.schemas import DeploymentRead, EntryRead
+from hub.deployments.schemas import DeploymentRead
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.grants.deps import EffectiveCheckDep, PolicyCacheDep
@@ -41,26 +40,6 @@ class ToolRow:
     drift: str | None  # the drift mark's kind ("changed", "gone", "renamed"), None when none
 
 
-def _read(deployment: Any, entries: list[service.ResolvedEntry]) -> DeploymentRead:
-    return DeploymentRead(
-        id=deployment.id,
-        agent_id=deployment.agent_id,
-        name=deployment.name,
-        entries=[
-            EntryRead(
-                server=e.server.handle,
-                catalog_version=e.catalog.version,
-                allow_without_ask=list(e.entry.allow_without_ask),
-                arguments=e.entry.arguments,  # type: ignore[arg-type]
-                tool_names=e.entry.tool_names,  # type: ignore[arg-type]
-            )
-            for e in entries
-        ],
-        created_at=deployment.created_at,
-        updated_at=deployment.updated_at,
-    )
-
-
 async def _agent_name(page: TenantConsole, agent_id: uuid.UUID) -> str:
     return await principal_label(page.session, page.access.tenant_id, agent_id) or str(agent_id)
 
@@ -72,7 +51,7 @@ async def deployments(page: TenantConsoleDep) -> Response:
         page.session, page.access, PageParams(limit=200, cursor=None)
     )
     entries = await service.resolved_entries(page.session, page.access.tenant_id, result.items)
-    items = [_read(d, entries[d.id]) for d in result.items]
+    items = [service.deployment_read(d, entries[d.id]) for d in result.items]
     names = {d.agent_id: await _agent_name(page, d.agent_id) for d in items}
     return render(
         page,
@@ -136,7 +115,7 @@ async def deployment(
     await page.require_item("deployment", d, "read")
     row = await service.get_deployment(page.session, page.access.tenant_id, parse_id(d))
     entries = (await service.resolved_entries(page.session, page.access.tenant_id, [row]))[row.id]
-    read = _read(row, entries)
+    read = service.deployment_read(row, entries)
     tools = await _tools(page, read, entries, cache, effective)
     return render(
         page,

@@ -23,40 +23,17 @@ from hub.deployments.schemas import (
     DeploymentCreate,
     DeploymentRead,
     DeploymentUpdate,
-    EntryRead,
 )
 from hub.models import Deployment
 
 router = rest_router(prefix="/tenants/{t}/deployments", tags=["deployments"])
 
 
-def _read(deployment: Deployment, entries: list[service.ResolvedEntry]) -> DeploymentRead:
-    return DeploymentRead(
-        id=deployment.id,
-        agent_id=deployment.agent_id,
-        sidecar_id=deployment.sidecar_id,
-        name=deployment.name,
-        entries=[
-            EntryRead(
-                server=e.server.handle,
-                catalog_version=e.catalog.version,
-                allow_without_ask=list(e.entry.allow_without_ask),
-                arguments=e.entry.arguments,  # type: ignore[arg-type]
-                tool_names=e.entry.tool_names,  # type: ignore[arg-type]
-                mode=e.entry.mode,  # type: ignore[arg-type]
-            )
-            for e in entries
-        ],
-        created_at=deployment.created_at,
-        updated_at=deployment.updated_at,
-    )
-
-
 async def _one(
     session: AsyncSession, access: TenantAccess, deployment: Deployment
 ) -> Envelope[DeploymentRead]:
     entries = await service.resolved_entries(session, access.tenant_id, [deployment])
-    return Envelope(data=_read(deployment, entries[deployment.id]))
+    return Envelope(data=service.deployment_read(deployment, entries[deployment.id]))
 
 
 async def bundle_access(
@@ -97,7 +74,9 @@ async def list_deployments(
     """List deployments."""
     result = await service.list_deployments(session, access, page)
     entries = await service.resolved_entries(session, access.tenant_id, list(result.items))
-    return ListEnvelope.of(result, DeploymentRead, lambda d: _read(d, entries[d.id]))
+    return ListEnvelope.of(
+        result, DeploymentRead, lambda d: service.deployment_read(d, entries[d.id])
+    )
 
 
 @router.get("/{d}", name="deployment.get")

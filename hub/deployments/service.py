@@ -24,7 +24,13 @@ from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.deployments import repository
 from hub.deployments.repository import ViewRow
-from hub.deployments.schemas import DeploymentCreate, DeploymentUpdate, EntryIn
+from hub.deployments.schemas import (
+    DeploymentCreate,
+    DeploymentRead,
+    DeploymentUpdate,
+    EntryIn,
+    EntryRead,
+)
 from hub.deployments.wirenames import plain_name_problem
 from hub.models import Catalog, Deployment, DeploymentEntry, Server
 from hub.principals import service as principals_service
@@ -34,6 +40,7 @@ __all__ = [
     "ResolvedEntry",
     "create_deployment",
     "delete_deployment",
+    "deployment_read",
     "get_deployment",
     "get_deployment_or_none",
     "list_deployments",
@@ -54,6 +61,30 @@ class ResolvedEntry:
     def drifted(self, tool_name: str) -> bool:
         """Whether the drift watch marked this tool of the pinned version drifted."""
         return tool_name in self.drift
+
+
+def deployment_read(deployment: Deployment, entries: list[ResolvedEntry]) -> DeploymentRead:
+    """The API's read of ``deployment`` with its resolved entries (the REST answer and the
+    console page alike)."""
+    return DeploymentRead(
+        id=deployment.id,
+        agent_id=deployment.agent_id,
+        sidecar_id=deployment.sidecar_id,
+        name=deployment.name,
+        entries=[
+            EntryRead(
+                server=e.server.handle,
+                catalog_version=e.catalog.version,
+                allow_without_ask=list(e.entry.allow_without_ask),
+                arguments=e.entry.arguments,  # type: ignore[arg-type]
+                tool_names=e.entry.tool_names,  # type: ignore[arg-type]
+                mode=e.entry.mode,  # type: ignore[arg-type]
+            )
+            for e in entries
+        ],
+        created_at=deployment.created_at,
+        updated_at=deployment.updated_at,
+    )
 
 
 async def _check_agent(session: AsyncSession, access: TenantAccess, agent_id: uuid.UUID) -> None:
