@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.deploy.serving import RunningHub, free_port, hub_env, running_hub
+from tests.deploy.serving import RunningHub, free_port, hub_command, running_hub
 
 __all__ = ["CliResult", "LiveHub", "live_hub"]
 
@@ -82,25 +82,11 @@ class LiveHub:
         return done
 
 
-def _hub_command(tmp_path: Path, port: int, *args: str, **settings: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "hub.cli", *args],
-        capture_output=True,
-        text=True,
-        env=hub_env(tmp_path, port, **settings),
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @contextlib.contextmanager
 def live_hub(tmp_path: Path, **settings: str) -> Iterator[LiveHub]:
     """A migrated, bootstrapped ``hub serve`` (settings as ``HUB_…`` names)."""
     port = free_port()  # unused by these two commands; hub_env wants one
-    _hub_command(tmp_path, port, "db", "upgrade", **settings)
-    key = _hub_command(tmp_path, port, "bootstrap", **settings).strip()
+    hub_command(tmp_path, port, "db", "upgrade", **settings)
+    key = hub_command(tmp_path, port, "bootstrap", **settings).strip()
     with running_hub(tmp_path, **settings) as server:
         yield LiveHub(server, tmp_path, key)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx2
 
-from tests.deploy.serving import free_port, hub_env
+from tests.deploy.serving import free_port, hub_command, hub_env
 
 __all__ = ["ServedHub", "served_hub"]
 
@@ -28,25 +28,11 @@ class ServedHub:
     log: Path
 
 
-def _command(tmp_path: Path, port: int, *args: str, **settings: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "hub.cli", *args],
-        capture_output=True,
-        text=True,
-        env=hub_env(tmp_path, port, **settings),
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @contextlib.contextmanager
 def served_hub(tmp_path: Path, log: Path, **settings: str) -> Iterator[ServedHub]:
     port = free_port()
-    _command(tmp_path, port, "db", "upgrade", **settings)
-    key = _command(tmp_path, port, "bootstrap", **settings).strip()
+    hub_command(tmp_path, port, "db", "upgrade", **settings)
+    key = hub_command(tmp_path, port, "bootstrap", **settings).strip()
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
         proc = subprocess.Popen(

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["RunningHub", "free_port", "running_hub"]
+__all__ = ["RunningHub", "free_port", "hub_command", "running_hub"]
 
 TEST_KEYRING = "k1:" + base64.b64encode(b"d" * 32).decode()  # a test key, never a real one
 TEST_PEPPER = "deploy-test-pepper-0123456789abcdef0123456789"
@@ -100,3 +100,19 @@ def running_hub(tmp_path: Path, **settings: str) -> Iterator[RunningHub]:
         hub.log_lines = [
             json.loads(line) for line in err.decode().splitlines() if line.startswith("{")
         ]
+
+
+def hub_command(tmp_path: Path, port: int, *args: str, **settings: str) -> str:
+    """Run one ``hub`` command (``db upgrade``, ``bootstrap``…) in the hub's environment; its
+    stdout (the test fails on a non-zero exit, with its stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "hub.cli", *args],
+        capture_output=True,
+        text=True,
+        env=hub_env(tmp_path, port, **settings),
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -35,6 +35,7 @@ from sqlalchemy.engine import make_url
 from hub.core.db import Database
 from hub.models import Principal
 from tests.conftest import TEST_KEY, TEST_PEPPER
+from tests.deploy.serving import free_port
 from tests.support.databases import (
     APP_ROLE,
     fresh_postgres,
@@ -58,15 +59,6 @@ __all__ = [
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 INITDB = PG_BIN / "initdb" if (PG_BIN / "initdb").exists() else shutil.which("initdb")
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 # ------------------------------------------------------------------------------------ hubs
