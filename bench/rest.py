@@ -1,7 +1,8 @@
 """The REST request path: the hub's authenticated routes against bare FastAPI routes.
 
 Two cases, each on SQLite (a file) and on PostgreSQL (database ``hub_bench`` on 127.0.0.1:5432,
-emptied and migrated first; skipped when unreachable):
+emptied and migrated first, served as the tests' non-owner app role so row-level security
+applies; skipped when unreachable):
 
 - ``GET /tenants/{t}/servers/{handle}`` as a tenant_admin;
 - ``POST /tenants/{t}/grants/check`` by an operator holding 1,000 grants, about itself.
@@ -13,13 +14,20 @@ alternate bare, hub, bare, hub… so machine noise falls on each. Load comes fro
 :mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop, ``SECONDS`` per run
 after a warm-up. Printed: the median req/s over ``ROUNDS`` runs, p50/p99 over every request of
 those runs, the ratio hub/bare, and two workers against one. A report, not a test:
-``python -m bench rest``.
+``python -m bench rest``; ``BENCH_REST_BACKENDS=sqlite`` (or ``postgresql``) runs one backend,
+``BENCH_REST_WORKERS=1`` leaves out the two-worker server.
+
+On PostgreSQL each hub process keeps at most ``2 * PG_POOL_SIZE`` connections: the server is
+shared (other test runs hold most of its ``max_connections``), and a connection it refuses is a
+503 that would end the run. Sixteen requests then share eight connections, which costs a queue
+wait, not throughput: one process is bound by its CPU long before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import statistics
 import sys
 import tempfile
@@ -35,7 +43,7 @@ from hub.core.migrations import upgrade
 from hub.grants.repository import bump_grants_version
 from hub.grants.templates import ROLE_TEMPLATES
 from hub.models import Grant
-from tests.support.databases import fresh_postgres
+from tests.support.databases import fresh_postgres, prepare_app_role
 from tests.support.factories import make_principal, make_server, make_tenant, scope_of
 
 CONNECTIONS = 16
@@ -45,6 +53,9 @@ GRANTS = 1_000
 OPERATOR_TEMPLATE = ROLE_TEMPLATES["operator"]
 WORKERS_LABEL = "hub --workers 2"
 PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/hub_bench"
+#: as bench.gateway: one principal at hundreds of requests a second is far over any real limit
+REST_LIMIT = "rest=off"
+PG_POOL_SIZE = 4
 
 
 @dataclass(frozen=True)
@@ -138,15 +149,25 @@ def _print_table(title: str, rows: dict[str, dict[str, Row]]) -> None:
             print(f"{'':<30} {'2 workers / 1':<18} {scale:>9.2f}x")
 
 
-def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> None:
-    """Alternate bare, hub (and the hub with two workers) on each case, ``ROUNDS`` times."""
+def _bench_backend(
+    label: str, db_url: str, workdir: Path, *, workers: bool, serve_url: str | None = None
+) -> None:
+    """Alternate bare, hub (and the hub with two workers) on each case, ``ROUNDS`` times.
+
+    The rows are seeded on ``db_url`` (the owner's); the hub serves on ``serve_url`` (on
+    PostgreSQL the app's role, under row-level security, as deployed). The ``rest`` rate limit
+    is off: one principal at this rate is over any limit, and a limit set high enough would
+    measure a moving window of hundreds of thousands of entries."""
     cases = asyncio.run(_seed(db_url))
-    env = hub_env(db_url, workdir)
+    env = hub_env(serve_url or db_url, workdir)
+    env["HUB_RATE_LIMITS"] = REST_LIMIT
+    if serve_url is not None:
+        env["HUB_DATABASE_POOL_SIZE"] = str(PG_POOL_SIZE)
     hub_argv = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
     servers = {
         "bare": [sys.executable, "-m", "bench._bare"],
         "hub": hub_argv,
-        **({WORKERS_LABEL: [*hub_argv, "--workers", "2"]} if workers else {}),
+        **({WORKERS_LABEL: [*hub_argv, "--workers", "2"]} if workers and _two_workers() else {}),
     }
     rows = {c.name: {name: Row([]) for name in servers} for c in cases}
     with contextlib.ExitStack() as stack:
@@ -165,19 +186,34 @@ def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> 
     )
 
 
+def _two_workers() -> bool:
+    return os.environ.get("BENCH_REST_WORKERS", "1,2") != "1"
+
+
+def _backends() -> set[str]:
+    return set(os.environ.get("BENCH_REST_BACKENDS", "sqlite,postgresql").split(","))
+
+
 def main() -> None:
+    backends = _backends()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
-        upgrade(sqlite_url)
-        _bench_backend("SQLite (file)", sqlite_url, workdir, workers=False)
+        if "sqlite" in backends:
+            sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+            upgrade(sqlite_url)
+            _bench_backend("SQLite (file)", sqlite_url, workdir, workers=False)
+        if "postgresql" not in backends:
+            return
         try:
             fresh_postgres(PG_URL)
         except (OSError, TimeoutError) as exc:
             print(f"PostgreSQL: skipped, {PG_URL} unreachable ({type(exc).__name__})")
             return
         upgrade(PG_URL)
-        _bench_backend("PostgreSQL", PG_URL, workdir, workers=True)
+        app_url = prepare_app_role(PG_URL)
+        _bench_backend(
+            "PostgreSQL (app role, RLS)", PG_URL, workdir, workers=True, serve_url=app_url
+        )
 
 
 if __name__ == "__main__":
