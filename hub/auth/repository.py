@@ -13,8 +13,10 @@ from typing import Any, cast
 
 from sqlalchemy import String, bindparam, column, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from hub.core import rls
+from hub.core.db import read_row
 from hub.models import ApiKey, Principal, Tenant
 
 __all__ = ["KeyRecord", "find_key", "touch_last_used"]
@@ -84,13 +86,21 @@ async def find_key(session: AsyncSession, key_id: str) -> KeyRecord | None:
     """The key ``key_id`` with its principal (``grants_version`` included) and tenant status,
     in one query."""
     if session.get_bind().dialect.name != "postgresql":
-        row = (await session.execute(_FIND_KEY, {"key_id": key_id})).one_or_none()
+        row = await read_row(session, _FIND_KEY, {"key_id": key_id})
         return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
-    values = cast(
-        "tuple[Any, ...]", (await session.execute(_FIND_KEY_DEFINER, {"key_id": key_id})).one()
-    )
-    await rls.set_by_statement(session, str(values[-1]))
+    values = await session.run_sync(_find_key_definer, key_id)
     return None if values[0] is None else KeyRecord(*values[:-1])
+
+
+def _find_key_definer(session: Session, key_id: str) -> tuple[Any, ...]:
+    """The definer's row, with the scope it set noted on the connection: one greenlet hop for
+    the statement and the note (this runs on every authenticated request)."""
+    connection = session.connection()  # Core: plain columns, no ORM layer (see read_row)
+    values = cast(
+        "tuple[Any, ...]", connection.execute(_FIND_KEY_DEFINER, {"key_id": key_id}).one()
+    )
+    rls.set_by_statement(session, connection, str(values[-1]))
+    return values
 
 
 async def touch_last_used(
