@@ -13,9 +13,12 @@ under the same uvicorn options and logging. All stay up for the whole backend; t
 alternate bare, hub, bare, hub… so machine noise falls on each. Load comes from
 :mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop, ``SECONDS`` per run
 after a warm-up. Printed: the median req/s over ``ROUNDS`` runs, p50/p99 over every request of
-those runs, the ratio hub/bare, and two workers against one. A report, not a test:
-``python -m bench rest``; ``BENCH_REST_BACKENDS=sqlite`` (or ``postgresql``) runs one backend,
-``BENCH_REST_WORKERS=1`` leaves out the two-worker server.
+those runs, the ratio hub/bare, and two workers against one; and each server's CPU time per
+response (from ``/proc``, its worker processes included) with the ratio bare/hub of those: on a
+machine shared with other work the rates move with its load, the CPU per request far less (the
+database server's own CPU is not counted). A report, not a test: ``python -m bench rest``;
+``BENCH_REST_BACKENDS=sqlite`` (or ``postgresql``) runs one backend, ``BENCH_REST_WORKERS=1``
+leaves out the two-worker server.
 
 On PostgreSQL each hub process keeps at most ``2 * PG_POOL_SIZE`` connections: the server is
 shared (other test runs hold most of its ``max_connections``), and a connection it refuses is a
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench._load import LoadResult, build_request, run_load
-from bench._serving import hub_env, served
+from bench._serving import cpu_seconds, hub_env, pid_serving, served
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.migrations import upgrade
@@ -118,13 +121,21 @@ class Row:
     def rate(self) -> float:
         return statistics.median(r.rate for r in self.results)
 
+    @property
+    def cpu_per_request(self) -> float:
+        """Median over the runs of the server's CPU seconds per response."""
+        return statistics.median(r.cpu / r.completed if r.completed else 0.0 for r in self.results)
+
     def percentile(self, q: float) -> float:
         merged = LoadResult(seconds=1, latencies=[x for r in self.results for x in r.latencies])
         return merged.percentile(q)
 
 
 def _measure(port: int, case: Case, expected: int) -> LoadResult:
+    pid = pid_serving(port)
+    before = cpu_seconds(pid)
     result = asyncio.run(run_load(port, case.request(), connections=CONNECTIONS, seconds=SECONDS))
+    result.cpu = cpu_seconds(pid) - before
     wrong = {s: n for s, n in result.statuses.items() if s != expected}
     if wrong or result.errors:
         raise RuntimeError(f"{case.name}: statuses {result.statuses}, errors {result.errors}")
@@ -133,15 +144,22 @@ def _measure(port: int, case: Case, expected: int) -> LoadResult:
 
 def _print_table(title: str, rows: dict[str, dict[str, Row]]) -> None:
     print(title)
-    print(f"{'case':<30} {'server':<18} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'hub/bare':>9}")
+    print(
+        f"{'case':<30} {'server':<18} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'hub/bare':>9}"
+        f" {'CPU us/req':>11} {'bare/hub CPU':>12}"
+    )
     for case, servers in rows.items():
         bare = servers["bare"].rate
+        bare_cpu = servers["bare"].cpu_per_request
         label_case = case
         for label, row in servers.items():
             ratio = "" if label == "bare" else f"{row.rate / bare:.2f}"
+            cpu = row.cpu_per_request
+            cpu_ratio = "" if label == "bare" or not cpu else f"{bare_cpu / cpu:.2f}"
             print(
                 f"{label_case:<30} {label:<18} {row.rate:>9,.0f} {row.percentile(0.5) * 1000:>8.2f}"
-                f" {row.percentile(0.99) * 1000:>8.2f} {ratio:>9}"
+                f" {row.percentile(0.99) * 1000:>8.2f} {ratio:>9} {cpu * 1e6:>11,.0f}"
+                f" {cpu_ratio:>12}"
             )
             label_case = ""
         if WORKERS_LABEL in servers:
