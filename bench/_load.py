@@ -23,6 +23,10 @@ class LoadResult:
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
     statuses: dict[int, int] = field(default_factory=dict)
+    #: every response, warm-up and late ones included (what the server did meanwhile)
+    completed: int = 0
+    #: CPU seconds the server used over the whole run, when the caller measured it
+    cpu: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -75,6 +79,7 @@ async def _connection(
             writer.write(request)
             status = await _read_response(reader)
             finished = time.perf_counter()
+            result.completed += 1
             if started >= warmup_until and finished <= until:
                 result.latencies.append(finished - started)
                 result.statuses[status] = result.statuses.get(status, 0) + 1

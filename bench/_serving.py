@@ -17,7 +17,9 @@ import httpx2
 from bench._peer import REPO_ROOT
 from tests.conftest import TEST_KEY, TEST_PEPPER
 
-__all__ = ["free_port", "hub_env", "served"]
+__all__ = ["cpu_seconds", "free_port", "hub_env", "pid_serving", "served"]
+
+_SERVING: dict[int, int] = {}  # port -> pid of the process served on it
 
 
 def free_port() -> int:
@@ -48,8 +50,10 @@ def served(argv: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{argv} did not start: {log.read_text()[-2000:]}")
             time.sleep(0.1)
+        _SERVING[port] = process.pid
         yield port
     finally:
+        _SERVING.pop(port, None)
         process.terminate()
         try:
             process.wait(timeout=20)
@@ -69,3 +73,33 @@ def hub_env(db_url: str, workdir: Path) -> dict[str, str]:
         PYTHONPATH=str(REPO_ROOT),
     )
     return env
+
+
+def pid_serving(port: int) -> int:
+    """The pid of the server process :func:`served` runs on ``port``."""
+    return _SERVING[port]
+
+
+def _tree(pid: int) -> list[int]:
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return pids
+    for child in children:
+        pids += _tree(int(child))
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) used so far by ``pid`` and its live descendants (Linux /proc;
+    0.0 elsewhere): on a shared machine, a server's CPU per request varies far less than its
+    rate, which other processes' load moves."""
+    ticks = 0
+    for each in _tree(pid):
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return ticks / os.sysconf("SC_CLK_TCK")

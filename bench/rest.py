@@ -1,7 +1,8 @@
 """The REST request path: the hub's authenticated routes against bare FastAPI routes.
 
 Two cases, each on SQLite (a file) and on PostgreSQL (database ``hub_bench`` on 127.0.0.1:5432,
-emptied and migrated first; skipped when unreachable):
+emptied and migrated first, served as the tests' non-owner app role so row-level security
+applies; skipped when unreachable):
 
 - ``GET /tenants/{t}/servers/{handle}`` as a tenant_admin;
 - ``POST /tenants/{t}/grants/check`` by an operator holding 1,000 grants, about itself.
@@ -12,14 +13,24 @@ under the same uvicorn options and logging. All stay up for the whole backend; t
 alternate bare, hub, bare, hub… so machine noise falls on each. Load comes from
 :mod:`bench._load`: ``CONNECTIONS`` keep-alive connections, closed loop, ``SECONDS`` per run
 after a warm-up. Printed: the median req/s over ``ROUNDS`` runs, p50/p99 over every request of
-those runs, the ratio hub/bare, and two workers against one. A report, not a test:
-``python -m bench rest``.
+those runs, the ratio hub/bare, and two workers against one; and each server's CPU time per
+response (from ``/proc``, its worker processes included) with the ratio bare/hub of those: on a
+machine shared with other work the rates move with its load, the CPU per request far less (the
+database server's own CPU is not counted). A report, not a test: ``python -m bench rest``;
+``BENCH_REST_BACKENDS=sqlite`` (or ``postgresql``) runs one backend, ``BENCH_REST_WORKERS=1``
+leaves out the two-worker server.
+
+On PostgreSQL each hub process keeps at most ``2 * PG_POOL_SIZE`` connections: the server is
+shared (other test runs hold most of its ``max_connections``), and a connection it refuses is a
+503 that would end the run. Sixteen requests then share eight connections, which costs a queue
+wait, not throughput: one process is bound by its CPU long before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import statistics
 import sys
 import tempfile
@@ -28,14 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench._load import LoadResult, build_request, run_load
-from bench._serving import hub_env, served
+from bench._serving import cpu_seconds, hub_env, pid_serving, served
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.migrations import upgrade
 from hub.grants.repository import bump_grants_version
 from hub.grants.templates import ROLE_TEMPLATES
 from hub.models import Grant
-from tests.support.databases import fresh_postgres
+from tests.support.databases import fresh_postgres, prepare_app_role
 from tests.support.factories import make_principal, make_server, make_tenant, scope_of
 
 CONNECTIONS = 16
@@ -45,6 +56,9 @@ GRANTS = 1_000
 OPERATOR_TEMPLATE = ROLE_TEMPLATES["operator"]
 WORKERS_LABEL = "hub --workers 2"
 PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/hub_bench"
+#: as bench.gateway: one principal at hundreds of requests a second is far over any real limit
+REST_LIMIT = "rest=off"
+PG_POOL_SIZE = 4
 
 
 @dataclass(frozen=True)
@@ -107,13 +121,21 @@ class Row:
     def rate(self) -> float:
         return statistics.median(r.rate for r in self.results)
 
+    @property
+    def cpu_per_request(self) -> float:
+        """Median over the runs of the server's CPU seconds per response."""
+        return statistics.median(r.cpu / r.completed if r.completed else 0.0 for r in self.results)
+
     def percentile(self, q: float) -> float:
         merged = LoadResult(seconds=1, latencies=[x for r in self.results for x in r.latencies])
         return merged.percentile(q)
 
 
 def _measure(port: int, case: Case, expected: int) -> LoadResult:
+    pid = pid_serving(port)
+    before = cpu_seconds(pid)
     result = asyncio.run(run_load(port, case.request(), connections=CONNECTIONS, seconds=SECONDS))
+    result.cpu = cpu_seconds(pid) - before
     wrong = {s: n for s, n in result.statuses.items() if s != expected}
     if wrong or result.errors:
         raise RuntimeError(f"{case.name}: statuses {result.statuses}, errors {result.errors}")
@@ -122,15 +144,22 @@ def _measure(port: int, case: Case, expected: int) -> LoadResult:
 
 def _print_table(title: str, rows: dict[str, dict[str, Row]]) -> None:
     print(title)
-    print(f"{'case':<30} {'server':<18} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'hub/bare':>9}")
+    print(
+        f"{'case':<30} {'server':<18} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'hub/bare':>9}"
+        f" {'CPU us/req':>11} {'bare/hub CPU':>12}"
+    )
     for case, servers in rows.items():
         bare = servers["bare"].rate
+        bare_cpu = servers["bare"].cpu_per_request
         label_case = case
         for label, row in servers.items():
             ratio = "" if label == "bare" else f"{row.rate / bare:.2f}"
+            cpu = row.cpu_per_request
+            cpu_ratio = "" if label == "bare" or not cpu else f"{bare_cpu / cpu:.2f}"
             print(
                 f"{label_case:<30} {label:<18} {row.rate:>9,.0f} {row.percentile(0.5) * 1000:>8.2f}"
-                f" {row.percentile(0.99) * 1000:>8.2f} {ratio:>9}"
+                f" {row.percentile(0.99) * 1000:>8.2f} {ratio:>9} {cpu * 1e6:>11,.0f}"
+                f" {cpu_ratio:>12}"
             )
             label_case = ""
         if WORKERS_LABEL in servers:
@@ -138,15 +167,25 @@ def _print_table(title: str, rows: dict[str, dict[str, Row]]) -> None:
             print(f"{'':<30} {'2 workers / 1':<18} {scale:>9.2f}x")
 
 
-def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> None:
-    """Alternate bare, hub (and the hub with two workers) on each case, ``ROUNDS`` times."""
+def _bench_backend(
+    label: str, db_url: str, workdir: Path, *, workers: bool, serve_url: str | None = None
+) -> None:
+    """Alternate bare, hub (and the hub with two workers) on each case, ``ROUNDS`` times.
+
+    The rows are seeded on ``db_url`` (the owner's); the hub serves on ``serve_url`` (on
+    PostgreSQL the app's role, under row-level security, as deployed). The ``rest`` rate limit
+    is off: one principal at this rate is over any limit, and a limit set high enough would
+    measure a moving window of hundreds of thousands of entries."""
     cases = asyncio.run(_seed(db_url))
-    env = hub_env(db_url, workdir)
+    env = hub_env(serve_url or db_url, workdir)
+    env["HUB_RATE_LIMITS"] = REST_LIMIT
+    if serve_url is not None:
+        env["HUB_DATABASE_POOL_SIZE"] = str(PG_POOL_SIZE)
     hub_argv = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
     servers = {
         "bare": [sys.executable, "-m", "bench._bare"],
         "hub": hub_argv,
-        **({WORKERS_LABEL: [*hub_argv, "--workers", "2"]} if workers else {}),
+        **({WORKERS_LABEL: [*hub_argv, "--workers", "2"]} if workers and _two_workers() else {}),
     }
     rows = {c.name: {name: Row([]) for name in servers} for c in cases}
     with contextlib.ExitStack() as stack:
@@ -165,19 +204,34 @@ def _bench_backend(label: str, db_url: str, workdir: Path, *, workers: bool) -> 
     )
 
 
+def _two_workers() -> bool:
+    return os.environ.get("BENCH_REST_WORKERS", "1,2") != "1"
+
+
+def _backends() -> set[str]:
+    return set(os.environ.get("BENCH_REST_BACKENDS", "sqlite,postgresql").split(","))
+
+
 def main() -> None:
+    backends = _backends()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
-        upgrade(sqlite_url)
-        _bench_backend("SQLite (file)", sqlite_url, workdir, workers=False)
+        if "sqlite" in backends:
+            sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+            upgrade(sqlite_url)
+            _bench_backend("SQLite (file)", sqlite_url, workdir, workers=False)
+        if "postgresql" not in backends:
+            return
         try:
             fresh_postgres(PG_URL)
         except (OSError, TimeoutError) as exc:
             print(f"PostgreSQL: skipped, {PG_URL} unreachable ({type(exc).__name__})")
             return
         upgrade(PG_URL)
-        _bench_backend("PostgreSQL", PG_URL, workdir, workers=True)
+        app_url = prepare_app_role(PG_URL)
+        _bench_backend(
+            "PostgreSQL (app role, RLS)", PG_URL, workdir, workers=True, serve_url=app_url
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from hub.authz.throttle import enforce
 from hub.core import rls
 from hub.core.components import components_of
 from hub.core.db import preliminary_reads
-from hub.core.deps import SessionDep
+from hub.core.deps import session_of
 from hub.core.errors import Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import canonical_handle, canonical_id, is_canonical_id, is_slug
@@ -66,9 +66,9 @@ async def _tenant_of_path(session: AsyncSession, t: str) -> uuid.UUID | None:
 async def get_tenant_access(
     request: Request,
     caller: CallerDep,
-    session: SessionDep,
     t: Annotated[str, Path(description="Tenant id or slug")],
 ) -> TenantAccess:
+    session = session_of(request)  # the caller's dependency opened it
     own = caller.tenant_id
     if own is not None and t == str(own.value):  # its own tenant by id: no query needed
         return _with_checker(request, session, TenantAccess(caller, own))
@@ -147,8 +147,9 @@ def authorize(
     """
 
     async def dependency(
-        request: Request, response: Response, access: TenantAccessDep, session: SessionDep
+        request: Request, response: Response, access: TenantAccessDep
     ) -> TenantAccess:
+        session = session_of(request)  # opened below TenantAccessDep, by the caller's
         if kind == "audit":
             resource = "audit"
         elif item is not None:

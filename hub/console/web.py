@@ -170,7 +170,7 @@ async def tenant_console(
     console: ConsoleDep, t: Annotated[str, Path(description="Tenant id or slug")]
 ) -> TenantConsole:
     request = console.request
-    access = await get_tenant_access(request, console.caller, console.session, t)
+    access = await get_tenant_access(request, console.caller, t)
     limited = Response()
     await enforce(request, limited, "rest", str(console.caller.principal_id))
     page = TenantConsole(request, console.session, console.caller, console.csrf, access, t)

@@ -29,25 +29,27 @@ logged with its traceback cannot carry a value a client sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, Row, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
+from sqlalchemy.sql import Executable
 
 from hub.core import rls, sqlite
 
 _ = rls  # its session hook sets row-level security's scope on every PostgreSQL transaction
 
-__all__ = ["Database", "create_engine", "preliminary_reads", "sqlite_file"]
+__all__ = ["Database", "create_engine", "preliminary_reads", "read_row", "sqlite_file"]
 
 #: Engine execution option naming a transaction's mode: ``"write"`` (SQLite: ``BEGIN
 #: IMMEDIATE``), ``"read"`` (no transaction: every statement commits on its own) or absent (a
@@ -173,6 +175,22 @@ async def preliminary_reads(session: AsyncSession) -> AsyncIterator[AsyncSession
         await session.rollback()
         raise
     await session.commit()
+
+
+async def read_row(
+    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
+) -> Row[Any] | None:
+    """The one row (or None) of a Core ``statement`` of plain columns, run on ``session``'s own
+    connection and transaction (begun as any of its statements would be, hooks included) but
+    past the ORM's execution layer: no ORM result, no loading machinery, one greenlet hop. For
+    the reads on every request that return columns, never entities."""
+    return await session.run_sync(_read_row, statement, params)
+
+
+def _read_row(
+    session: Session, statement: Executable, params: Mapping[str, Any]
+) -> Row[Any] | None:
+    return session.connection().execute(statement, params).one_or_none()
 
 
 class Database:

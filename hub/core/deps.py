@@ -32,6 +32,7 @@ __all__ = [
     "get_session",
     "get_settings_dep",
     "reads_only",
+    "session_of",
 ]
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -64,14 +65,31 @@ def get_database(request: Request) -> Database:
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     db = get_database(request)
     await rls.enter(None, None)  # no scope until authentication enters the caller's
-    async with db.sessionmaker(write=_writes(request))() as session:
-        request.state.db_session = session
-        try:
-            yield session
-        except BaseException:
-            await session.rollback()
-            raise
-        await session.commit()
+    writes = _writes(request)
+    session = db.sessionmaker(write=writes)()
+    request.state.db_session = session
+    try:
+        yield session
+        if writes or session.new or session.dirty or session.deleted:
+            await session.commit()
+        # A read session's statements committed on their own (autocommit; no BEGIN on SQLite):
+        # with no pending change, its commit would send nothing, so closing it is the whole
+        # exit (one greenlet hop, not two). Closed in this task: what ``async with`` adds is a
+        # task of its own for the close, so that a cancellation cannot abandon a connection
+        # mid-way; here that path is the one below, taken by anything raised meanwhile.
+        await session.close()
+    except BaseException:
+        await session.__aexit__(None, None, None)  # rolled back and closed, even if cancelled
+        raise
+
+
+def session_of(request: Request) -> AsyncSession:
+    """The request's session, for a dependency below one that opened it (every dependency of
+    an authenticated route sits below the caller's, which depends on ``SessionDep``): one
+    dependency fewer for FastAPI to solve on every request than declaring ``SessionDep`` again.
+    The same instance ``SessionDep`` gives."""
+    session: AsyncSession = request.state.db_session
+    return session
 
 
 # The dependencies are ``async`` although they await nothing: FastAPI runs a plain ``def``

@@ -74,6 +74,10 @@ PLATFORM: Final = Platform()
 Scope = TenantId | Platform
 
 _current: ContextVar[str] = ContextVar("hub_rls_scope", default="")
+#: the scope a statement has just set on the connection, until the next :func:`enter`
+_by_statement: ContextVar[tuple[Session, str] | None] = ContextVar(
+    "hub_rls_by_statement", default=None
+)
 
 
 def setting_of(value: Scope | None) -> str:
@@ -94,9 +98,15 @@ def current() -> str:
 
 async def enter(session: AsyncSession | None, value: Scope | None) -> None:
     """Enter ``value`` for the rest of this context (a request), and at once on ``session``'s
-    open transaction, if any (the rest of its transactions take it when they begin)."""
+    open transaction, if any (the rest of its transactions take it when they begin). Right after
+    a statement set this very value (:func:`set_by_statement`, authentication's key read), the
+    connection holds it already: nothing is sent."""
     wanted = setting_of(value)
+    by_statement = _by_statement.get()
+    _by_statement.set(None)
     _current.set(wanted)
+    if session is not None and by_statement == (session.sync_session, wanted):
+        return  # the connection holds it, in its open transaction or at session level
     await _apply_now(session, wanted)
 
 
@@ -122,26 +132,26 @@ def expect_scope_from_statement() -> None:
     """The next transaction's first statement sets the scope itself (the key's read of
     authentication, ``hub_auth_key``): its begin sends no ``set_config`` of its own."""
     _current.set(_PENDING)
+    _by_statement.set(None)
 
 
-async def set_by_statement(session: AsyncSession, value: str) -> None:
-    """A statement just set the connection's scope to ``value``: remember it (it holds at session
-    level on a connection in autocommit; inside a transaction it is unknown after its end)."""
+def set_by_statement(session: Session, connection: Connection, value: str) -> None:
+    """A statement of ``session`` just ran on ``connection`` (the sync side, inside the session's
+    greenlet) and set its scope to ``value``: it is this context's scope now, and the connection
+    holds it (at session level on a connection in autocommit; inside a transaction it is unknown
+    after its end). :func:`enter` of the same value on the same session then sends nothing."""
     _current.set(value)
-    connection = await session.connection()
-    await connection.run_sync(_note_held, value)
-
-
-def _note_held(connection: Connection, value: str) -> None:
     connection.connection.info[_HELD] = value if _autocommit(connection) else _UNKNOWN
+    _by_statement.set((session, value))
 
 
 async def _apply_now(session: AsyncSession | None, wanted: str) -> None:
-    if session is None or not session.in_transaction():
+    if session is None or session.get_bind().dialect.name != "postgresql":
+        return  # SQLite has no row-level security
+    if not session.in_transaction():
         return  # its next transaction takes the scope when it begins
     connection = await session.connection()
-    if connection.dialect.name == "postgresql":
-        await connection.run_sync(_apply, wanted, True)
+    await connection.run_sync(_apply, wanted, True)
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.core.db import read_row
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Grant, Principal
@@ -44,8 +45,8 @@ async def grants_version_of(
 ) -> int | None:
     """The principal's ``grants_version``, or None when it is not in the tenant (one column)."""
     params = tenant_params(tenant_id, principal_id=principal_id)
-    version: int | None = (await session.execute(_VERSION, params)).scalar_one_or_none()
-    return version
+    row = await read_row(session, _VERSION, params)
+    return None if row is None else int(row[0])
 
 
 async def grants_of(

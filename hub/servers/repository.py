@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Row, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.core.db import read_row
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import DeploymentEntry, Server
@@ -40,7 +41,7 @@ _ROW_BY_HANDLE = select(Server.__table__).where(
 async def row_by_handle(session: AsyncSession, tenant_id: TenantId, handle: str) -> Row[Any] | None:
     """The live server's columns as a row, without an ORM object (for reads that only show it)."""
     params = tenant_params(tenant_id, handle=handle)
-    return (await session.execute(_ROW_BY_HANDLE, params)).one_or_none()
+    return await read_row(session, _ROW_BY_HANDLE, params)
 
 
 async def get_by_handle(

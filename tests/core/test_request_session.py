@@ -1,0 +1,117 @@
+"""The request's session at its exit (``hub.core.deps.get_session``), on both backends.
+
+A read request's session is closed rather than committed when it holds no change, so what must
+still hold is pinned here: a change left pending in a read session is committed, a request that
+fails rolls its session back, and every exit gives the connection back to the pool.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
+from sqlalchemy import event, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import Request
+
+from hub.core import clock
+from hub.core.db import Database
+from hub.core.deps import get_session
+from hub.models import Tenant
+from tests.support.databases import owner_session
+
+
+def _request(database: Database, method: str) -> Request:
+    app = SimpleNamespace(state=SimpleNamespace(db=database))
+    return Request({"type": "http", "method": method, "app": app, "headers": [], "state": {}})
+
+
+def _tenant() -> Tenant:
+    return Tenant(
+        id=uuid.uuid4(),
+        slug=f"t-{uuid.uuid4().hex[:10]}",
+        name="Session exit",
+        status="active",
+        created_at=clock.now(),
+    )
+
+
+async def _exists(database: Database, tenant_id: uuid.UUID) -> bool:
+    async with owner_session(database, write=False) as session:
+        found = await session.execute(select(Tenant.id).where(Tenant.id == tenant_id))
+        return found.scalar_one_or_none() is not None
+
+
+class _Checkouts:
+    def __init__(self, database: Database) -> None:
+        self.out = 0
+        pool = database.engine.sync_engine.pool
+        event.listen(pool, "checkout", self._checkout)
+        event.listen(pool, "checkin", self._checkin)
+
+    def _checkout(self, *_args: object) -> None:
+        self.out += 1
+
+    def _checkin(self, *_args: object) -> None:
+        self.out -= 1
+
+
+async def _run(
+    database: Database,
+    method: str,
+    work: Callable[[AsyncSession], Awaitable[None]],
+    *,
+    fail: bool = False,
+) -> None:
+    sessions = cast("AsyncGenerator[AsyncSession]", get_session(_request(database, method)))
+    session = await anext(sessions)
+    await work(session)
+    if fail:
+        with pytest.raises(RuntimeError):
+            await sessions.athrow(RuntimeError("the endpoint failed"))
+        return
+    with pytest.raises(StopAsyncIteration):
+        await anext(sessions)
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+async def test_a_pending_change_is_committed_at_exit(database: Database, method: str) -> None:
+    tenant = _tenant()
+    checkouts = _Checkouts(database)
+
+    async def add(session: AsyncSession) -> None:
+        await session.execute(select(Tenant.id).limit(1))  # holds a connection
+        session.add(tenant)  # not flushed: only the exit's commit writes it
+
+    await _run(database, method, add)
+    assert await _exists(database, tenant.id)
+    assert checkouts.out == 0
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+async def test_a_failed_request_is_rolled_back(database: Database, method: str) -> None:
+    tenant = _tenant()
+    checkouts = _Checkouts(database)
+
+    async def add(session: AsyncSession) -> None:
+        session.add(tenant)
+        if method == "POST":
+            await session.flush()  # written in the request's transaction, then rolled back
+
+    await _run(database, method, add, fail=True)
+    assert not await _exists(database, tenant.id)
+    assert checkouts.out == 0
+
+
+async def test_a_clean_read_gives_its_connection_back(database: Database) -> None:
+    checkouts = _Checkouts(database)
+
+    async def read(session: AsyncSession) -> None:
+        await session.execute(select(Tenant.id).limit(1))
+        assert checkouts.out == 1
+
+    await _run(database, "GET", read)
+    assert checkouts.out == 0
