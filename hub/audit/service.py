@@ -100,8 +100,7 @@ async def _append(
         prev_hash=head.last_hash,
     )
     event.hash = link_hash(head.last_hash, event)
-    await repository.insert_event(session, event)
-    await repository.move_head(session, tenant_id, event.seq, event.id, event.hash)
+    await repository.append_event(session, tenant_id, event)
 
 
 async def record_for(

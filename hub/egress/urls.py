@@ -17,6 +17,7 @@ pin an operation to an origin and compare request URLs against it.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from typing import Protocol
 
@@ -77,7 +78,17 @@ class LoopbackRule(Protocol):
 
 
 def validate_url(url: str, config: LoopbackRule) -> str:
-    """Apply the static rules to ``url``; return it normalised, or raise :class:`UrlRejected`."""
+    """Apply the static rules to ``url``; return it normalised, or raise :class:`UrlRejected`.
+
+    A pure function of the URL and the loopback rule, so its answers are memoised (every tool call
+    checks the same few URLs three times; a refusal is never cached, it raises anew)."""
+    if not isinstance(url, str):
+        raise UrlRejected("url must be absolute https")
+    return _validated(url, bool(config.allow_loopback))
+
+
+@functools.lru_cache(maxsize=1024)
+def _validated(url: str, allow_loopback: bool) -> str:
     parsed = _parse(url)
     scheme = parsed.scheme.lower()
     host = parsed.host
@@ -89,7 +100,7 @@ def validate_url(url: str, config: LoopbackRule) -> str:
         raise UrlRejected("url must not contain a fragment")
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise UrlRejected("url port is not valid")
-    if scheme == "http" and not (config.allow_loopback and _is_loopback_host(host)):
+    if scheme == "http" and not (allow_loopback and _is_loopback_host(host)):
         raise UrlRejected(LOOPBACK_HINT if _is_loopback_host(host) else PLAIN_HTTP)
     if parsed.port == _DEFAULT_PORTS[scheme]:
         parsed = parsed.copy_with(port=None)
@@ -97,7 +108,14 @@ def validate_url(url: str, config: LoopbackRule) -> str:
 
 
 def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url``, lowercased, without a default port."""
+    """``scheme://host[:port]`` of ``url``, lowercased, without a default port (memoised)."""
+    if not isinstance(url, str):
+        raise UrlRejected("url must be absolute https")
+    return _origin(url)
+
+
+@functools.lru_cache(maxsize=1024)
+def _origin(url: str) -> str:
     parsed = _parse(url)
     scheme = parsed.scheme.lower()
     host = parsed.raw_host.decode("ascii").lower()

@@ -17,7 +17,7 @@ against it with the credential decrypted only for the call that sends it, under 
 from hub.upstream.calls import call_tool, discover
 from hub.upstream.context import UpstreamContext
 from hub.upstream.keeper import TokenKeeper
-from hub.upstream.target import Target, resolve_target
+from hub.upstream.target import Target, resolve_keyless, resolve_target
 from hub.upstream.tokens import InsufficientScope, TokenUnavailable, with_fresh_credential
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "UpstreamContext",
     "call_tool",
     "discover",
+    "resolve_keyless",
     "resolve_target",
     "with_fresh_credential",
 ]

@@ -21,7 +21,7 @@ from hub.models import Credential
 from hub.upstream.context import UpstreamContext
 from hub.upstream.pinning import ensure_within_pin, pin_origin
 
-__all__ = ["INVALID_URL_MESSAGE", "Target", "resolve_target"]
+__all__ = ["INVALID_URL_MESSAGE", "Target", "resolve_keyless", "resolve_target"]
 
 #: The fallback text of a refused URL (each rule of ``validate_url`` has its own fixed text).
 INVALID_URL_MESSAGE = "url must be absolute https"
@@ -44,14 +44,27 @@ async def resolve_target(
     credential_id: uuid.UUID | None,
 ) -> Target:
     """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin."""
-    try:
-        checked = validate_url(url, ctx.egress)
-    except UrlRejected as exc:
-        # the rule's own fixed text (it never quotes the URL), e.g. naming HUB_ALLOW_LOOPBACK
-        raise BadRequest(exc.message or INVALID_URL_MESSAGE) from None
-    credential = None
-    if credential_id is not None:
-        credential = await load_usable_credential(session, tenant_id, credential_id)
+    if credential_id is None:
+        return resolve_keyless(ctx, url)
+    checked = _checked(ctx, url)
+    credential = await load_usable_credential(session, tenant_id, credential_id)
     pin = pin_origin(ctx.keyring, credential, checked)
     ensure_within_pin(ctx.egress, pin, checked)
     return Target(url=checked, pin=pin, credential=credential)
+
+
+def resolve_keyless(ctx: UpstreamContext, url: str) -> Target:
+    """The target of a server with no credential: no database read (400 for a bad URL, 422 for
+    one its own origin's policy refuses), the same answer :func:`resolve_target` gives."""
+    checked = _checked(ctx, url)
+    pin = pin_origin(ctx.keyring, None, checked)
+    ensure_within_pin(ctx.egress, pin, checked)
+    return Target(url=checked, pin=pin, credential=None)
+
+
+def _checked(ctx: UpstreamContext, url: str) -> str:
+    try:
+        return validate_url(url, ctx.egress)
+    except UrlRejected as exc:
+        # the rule's own fixed text (it never quotes the URL), e.g. naming HUB_ALLOW_LOOPBACK
+        raise BadRequest(exc.message or INVALID_URL_MESSAGE) from None

@@ -31,7 +31,7 @@ from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
 from hub.gateway.engine.redaction import Redactor
 from hub.mcp import McpError
 from hub.mcp.wire import HEADER_MISMATCH
-from hub.upstream import Target, UpstreamContext, resolve_target
+from hub.upstream import Target, UpstreamContext, resolve_keyless, resolve_target
 from hub.upstream.calls import era_from_hint
 from hub.upstream.tokens import InsufficientScope, TokenUnavailable, with_fresh_credential
 
@@ -60,6 +60,8 @@ class HubUpstream:
 
     async def _target(self, server: ServerEntry) -> Target:
         try:
+            if server.credential_id is None:  # nothing to read: no session at all
+                return resolve_keyless(self._ctx, server.url)
             async with self._db.session(write=False) as session:
                 return await resolve_target(
                     session, self._ctx, self._tenant, server.url, server.credential_id
