@@ -224,9 +224,12 @@ async def update_deployment(
     if "sidecar_id" in changes:
         await _check_sidecar(session, access, data.sidecar_id)
         if data.entries is None:
-            current = await repository.entries_of(session, access.tenant_id, [deployment.id])
-            if data.sidecar_id is None and any(e.mode == "direct" for e in current):
+            resolved = await resolved_entries(session, access.tenant_id, [deployment])
+            direct = [e for e in resolved[deployment.id] if e.entry.mode == "direct"]
+            if data.sidecar_id is None and direct:
                 raise BadRequest("a direct-mode entry needs the deployment's sidecar_id")
+            for e in direct:  # naming who may lease a credential needs its use (DESIGN §15)
+                await servers_service.require_credential_use(access, e.server.credential_id)
         deployment.sidecar_id = data.sidecar_id
     count = -1
     if data.entries is not None:

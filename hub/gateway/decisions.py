@@ -162,6 +162,8 @@ def open_decision(
 ) -> CallRecord | None:
     try:
         key_id, nonce, ciphertext = token.split(".")
+        if _b64(_unb64(nonce)) != nonce or _b64(_unb64(ciphertext)) != ciphertext:
+            return None  # one spelling per id: the outcome's claim is keyed by it
         sealed = Sealed(key_id=key_id, nonce=_unb64(nonce), ciphertext=_unb64(ciphertext))
         fields = json.loads(keyring.decrypt(sealed, _aad(tenant_id, deployment_id, agent_id)))
     except Exception:  # any malformed, foreign or tampered id reads the same

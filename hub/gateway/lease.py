@@ -17,7 +17,6 @@ sidecar applies instead of its own. An OAuth token due for refresh is refreshed 
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from datetime import datetime, timedelta
 from typing import Annotated
@@ -31,11 +30,12 @@ from hub.authz.deps import TenantAccessDep
 from hub.authz.throttle import rest_router
 from hub.core import clock
 from hub.core.components import components_of
-from hub.core.deps import SessionDep, get_database
+from hub.core.deps import SessionDep, get_database, reads_only
 from hub.core.errors import Forbidden, NotFound
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, RequestModel
 from hub.credentials import NO_TOKEN
+from hub.credentials.service import CredentialContext
 from hub.credentials.vault import decrypt_field, is_expired
 from hub.deployments import service as deployments_service
 from hub.upstream import UpstreamContext, resolve_target
@@ -68,11 +68,8 @@ class LeaseRead(BaseModel):
     egress: LeaseEgress
 
 
-def _fingerprint(secret: str | None) -> str | None:
-    return hashlib.sha256(secret.encode()).hexdigest()[:16] if secret else None
-
-
 @router.post("/{c}/lease", name="credential.lease")
+@reads_only  # no transaction held across an OAuth refresh; the audit row is its own
 async def lease_credential(
     request: Request,
     c: Annotated[str, Path(description="Credential id")],
@@ -107,7 +104,8 @@ async def lease_credential(
             "this credential's entries are relay mode: it never leaves the hub", reason="not_direct"
         )
     await access.require(f"credential:{credential_id}", "use")
-    ctx = components_of(request.app).get(UpstreamContext)
+    parts = components_of(request.app)
+    ctx = parts.get(UpstreamContext)
     target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
     credential = target.credential
     assert credential is not None  # noqa: S101 - resolve_target loaded it
@@ -123,20 +121,22 @@ async def lease_credential(
     expires_at = now + timedelta(seconds=LEASE_S)
     if credential.expires_at is not None:
         expires_at = min(expires_at, credential.expires_at)
-    fingerprint = _fingerprint(secret)
+    # keyed by the pepper, as the credential's own ``secret_fp`` (SECURITY.md: never a bare hash)
+    fingerprint = parts.get(CredentialContext).fingerprint(secret) if secret else None
     egress = ctx.egress
-    await record_for(
-        session,
-        access,
-        Action.CREDENTIAL_LEASE,
-        f"credential:{credential_id}",
-        {
-            "deployment_id": str(deployment.id),
-            "fingerprint": fingerprint,
-            "origin": target.pin,
-            "expires_at": expires_at.isoformat(),
-        },
-    )
+    async with get_database(request).session(write=True) as written:  # before the secret goes
+        await record_for(
+            written,
+            access,
+            Action.CREDENTIAL_LEASE,
+            f"credential:{credential_id}",
+            {
+                "deployment_id": str(deployment.id),
+                "fingerprint": fingerprint,
+                "origin": target.pin,
+                "expires_at": expires_at.isoformat(),
+            },
+        )
     return Envelope(
         data=LeaseRead(
             credential_id=credential_id,

@@ -88,3 +88,17 @@ async def test_a_forged_decision_is_refused(
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"]["reason"] == "invalid_decision"
     assert await audit_events(database, action="tool.call", outcome="success") == []
+
+
+async def test_another_spelling_of_a_reported_decision_is_refused(
+    client: httpx2.AsyncClient, database: Database, world: DirectDeployed
+) -> None:
+    decided = await _decide(client, world)
+    assert (await _report(client, world, decided["decision_id"])).status_code == 200
+    key_id, nonce, body = decided["decision_id"].split(".")
+    # base64 decoders skip foreign characters and spare padding: the same sealed bytes
+    for spelling in (f"{key_id}.{nonce}.{body[:4]}!!{body[4:]}", f"{key_id}.{nonce}.{body}=="):
+        refused = await _report(client, world, spelling)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["reason"] == "invalid_decision"
+    assert len(await audit_events(database, action="tool.call", outcome="success")) == 1

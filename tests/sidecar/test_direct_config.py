@@ -60,3 +60,38 @@ async def test_only_a_holder_of_credential_use_may_make_an_entry_direct(
     current = (await client.get(url, headers=admin)).json()["data"]
     assert current["entries"][0]["mode"] == "relay"
     assert current["sidecar_id"] is None
+
+
+async def test_only_a_holder_of_credential_use_may_name_another_sidecar(
+    client: httpx2.AsyncClient, database: Database, sdk_peer: SdkPeerStarter
+) -> None:
+    """Re-pointing ``sidecar_id`` chooses who may lease a direct entry's secret: it needs the
+    credential's use as making the entry direct does, even when no entries are sent."""
+    peer = await sdk_peer("stateless-json")
+    deployed = await deploy(client, database, [Upstream("docs", peer.url, secret="s" * 20)])
+    first = await make_service(client, deployed, "sidecar")
+    other = await make_service(client, deployed, "other-sidecar")
+    url = deployed.setup.url("deployments", deployed.deployment_id)
+    admin = deployed.setup.admin.headers
+    entries = (await client.get(url, headers=admin)).json()["data"]["entries"]
+    made = await client.patch(
+        url,
+        json={
+            "sidecar_id": str(first.principal_id),
+            "entries": [{**e, "mode": "direct"} for e in entries],
+        },
+        headers=admin,
+    )
+    assert made.status_code == 200, made.text
+    deployer = await make_principal(database, deployed.setup.tenant_id, role="deployer")
+    await grant(client, deployed, deployer, f"principal:{other.principal_id}", "read")
+    credential = deployed.credentials["docs"]
+    await grant(client, deployed, deployer, f"credential:{credential}", "use", "deny")
+    refused = await client.patch(
+        url, json={"sidecar_id": str(other.principal_id)}, headers=deployer.headers
+    )
+    assert refused.status_code == 403, refused.text
+    current = (await client.get(url, headers=admin)).json()["data"]
+    assert current["sidecar_id"] == str(first.principal_id)
+    moved = await client.patch(url, json={"sidecar_id": str(other.principal_id)}, headers=admin)
+    assert moved.status_code == 200, moved.text  # the tenant admin holds the use

@@ -3,6 +3,7 @@ credentials, at most 300 s, with the egress policy; every refusal audited as den
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import datetime, timedelta
 
@@ -64,6 +65,14 @@ async def test_the_sidecar_leases_its_direct_credential(
     rows = await audit_events(database, action="credential.lease", outcome="success")
     assert len(rows) == 1
     assert rows[0].details["fingerprint"] == data["fingerprint"]
+    # the pepper-keyed fingerprint the credential's own audit rows carry, never a bare hash
+    [created] = [
+        r
+        for r in await audit_events(database, action="credential.create")
+        if r.resource.endswith(credential)
+    ]
+    assert data["fingerprint"] == created.details["secret_fp"]
+    assert data["fingerprint"] != hashlib.sha256(CANARY.encode()).hexdigest()[:16]
     assert rows[0].actor_id == world.sidecar.principal_id
     assert CANARY not in str(rows[0].details)
 
