@@ -57,7 +57,7 @@ RETURNS TABLE (
     is_platform_admin boolean, disabled_at timestamptz, grants_version integer,
     tenant_status text, scope text
 )
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT found.*, set_config(
         'hub.tenant_id',
         CASE
@@ -82,7 +82,7 @@ $$
 OAUTH_STATE_TENANT = """
 CREATE FUNCTION hub_oauth_state_tenant(p_state_hash text)
 RETURNS uuid
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT a.tenant_id FROM oauth_authorizations a WHERE a.state_hash = p_state_hash
 $$
 """
@@ -95,7 +95,7 @@ CREATE FUNCTION hub_claim_jobs(
 RETURNS TABLE (
     id uuid, kind text, key text, tenant_id uuid, due_at timestamptz, attempts integer
 )
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
     WITH due AS (
         SELECT j.id FROM worker_jobs j
         WHERE j.kind = ANY (p_kinds) AND j.due_at <= p_now

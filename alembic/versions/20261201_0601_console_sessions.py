@@ -27,7 +27,7 @@ SESSION_LOOKUP_SIGNATURE = "hub_console_session(text)"
 SESSION_LOOKUP = """
 CREATE FUNCTION hub_console_session(p_token_hash text)
 RETURNS TABLE (id uuid, api_key_id uuid, last_seen_at timestamptz, scope text)
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT found.id, found.api_key_id, found.last_seen_at, set_config(
         'hub.tenant_id',
         CASE

@@ -72,7 +72,7 @@ async def _recent(page: TenantConsole, ctx: ApprovalContext) -> list[ApprovalRea
 
 
 async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, Any]:
-    """The pending approvals (what the page polls), with their agents' names and a digest."""
+    """The pending approvals (what the page polls) and their digest."""
     await page.require("approval:*", "read")
     params = PageParams(limit=QUEUE_LIMIT, cursor=None)
     pending = list(
@@ -88,9 +88,8 @@ async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, Any]:
             )
         ).items
     )
-    names = await _names(page, [a.agent_id for a in pending])
     seen = hashlib.sha256("".join(f"{a.id};" for a in pending).encode()).hexdigest()
-    return {"pending": pending, "names": names, "seen": seen}
+    return {"pending": pending, "seen": seen}  # the agents' names only when it is rendered
 
 
 @router.get("", name="console.approvals")
@@ -98,7 +97,7 @@ async def approvals(page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response
     """The queue (polled) and, read once with the page, the recent decisions."""
     data = await _queue(page, ctx)
     others = await _recent(page, ctx)
-    names = {**data.pop("names"), **await _names(page, [a.agent_id for a in others])}
+    names = await _names(page, [a.agent_id for a in [*data["pending"], *others]])
     return render(
         page,
         page.request,
@@ -121,7 +120,8 @@ async def approvals_queue(
     data = await _queue(page, ctx)
     if seen == data["seen"]:
         return Response(status_code=204)
-    return render(page, page.request, "approvals/_queue.html", **data)
+    names = await _names(page, [a.agent_id for a in data["pending"]])
+    return render(page, page.request, "approvals/_queue.html", names=names, **data)
 
 
 @router.get("/{a}", name="console.approval")

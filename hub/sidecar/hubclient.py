@@ -129,6 +129,8 @@ class HubClient:
         )
         status = response.status_code
         if status == 304:
+            if not etag:  # nothing was asked to be confirmed: a broken hub or proxy
+                raise HubUnreachable("the hub answered 304 to a bundle request with no ETag")
             return BundleFetch(304, response.headers.get("etag") or etag)
         if status == 401:
             raise HubRefused(401, "the hub refused HUB_AGENT_KEY (HTTP 401): check the key")

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.connection import Connection
@@ -40,6 +41,8 @@ from hub.sidecar.sync import Stale, Syncer
 
 __all__ = ["BundleDecider", "CallPath", "SidecarServer"]
 
+#: how long one client's list_changed may take before it is given up
+NOTIFY_S = 1.0
 log = logging.getLogger("hub.sidecar")
 
 INSTRUCTIONS = (
@@ -119,7 +122,8 @@ class SidecarServer:
     async def tools_changed(self) -> None:
         await self._bus.publish(ToolsListChanged())
         for connection in list(self._connections):
-            with contextlib.suppress(Exception):  # a gone client: notifications are advisory
+            # a gone or stalled client: notifications are advisory, and never hold up the sync
+            with contextlib.suppress(Exception), anyio.move_on_after(NOTIFY_S):
                 await connection.notify(LIST_CHANGED, None)
 
     async def _list(

@@ -1,7 +1,7 @@
 """A loopback front for the hub, in the test's event loop: it forwards to the real hub and
 records every request path the sidecar makes, or plays a hostile hub for chosen paths —
 ``slow`` (never answers), ``oversized`` (streams more than any cap), ``wrong_type`` (a 200 of
-HTML), ``drip`` (a byte a second, forever)."""
+HTML), ``drip`` (a byte a second, forever), ``not_modified`` (a 304 whatever was asked)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,8 @@ def _app(front: Front, http: httpx2.AsyncClient) -> Starlette:
             return Response("<html>hello</html>", media_type="text/html")
         if behaviour == "drip":
             return StreamingResponse(_drip(), media_type="application/json")
+        if behaviour == "not_modified":
+            return Response(status_code=304)
         headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
         upstream = await http.request(
             request.method, path, headers=headers, content=await request.body()

@@ -66,7 +66,7 @@ async def test_relay_mode_never_sees_the_secret_and_asks_for_no_lease(
         assert not [p for p in front.paths if "lease" in p or "credentials" in p]
 
 
-@pytest.mark.parametrize("behaviour", ["slow", "oversized", "wrong_type", "drip"])
+@pytest.mark.parametrize("behaviour", ["slow", "oversized", "wrong_type", "drip", "not_modified"])
 async def test_hostile_hub_at_start_is_a_one_line_error_in_bounded_time(
     tmp_path: Path, behaviour: str
 ) -> None:
