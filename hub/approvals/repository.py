@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import not_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
@@ -24,6 +24,7 @@ __all__ = [
     "get_approval",
     "list_approvals",
     "matching",
+    "recent_decided",
 ]
 
 
@@ -134,3 +135,17 @@ async def list_approvals(
     if agent_id is not None:
         query = query.where(Approval.agent_id == agent_id)
     return await fetch_page(session, query, params, order=(Approval.requested_at, Approval.id))
+
+
+async def recent_decided(
+    session: AsyncSession, tenant_id: TenantId, *, now: datetime, limit: int
+) -> Sequence[Approval]:
+    """The newest ``limit`` approvals that are no longer pending (decided, used or expired),
+    newest first: one query, whatever the tenant's history."""
+    query = (
+        scoped(Approval, tenant_id)
+        .where(not_(status_condition("pending", now)))
+        .order_by(Approval.requested_at.desc(), Approval.id.desc())
+        .limit(limit)
+    )
+    return (await session.execute(query)).scalars().all()

@@ -57,6 +57,7 @@ __all__ = [
     "list_approvals",
     "pending_for",
     "read_of",
+    "recent_approvals",
     "use_approved",
     "wait_for_decision",
 ]
@@ -272,6 +273,15 @@ async def list_approvals(
     return Page(
         items=[read_of(ctx.keyring, row, now) for row in page.items], next_cursor=page.next_cursor
     )
+
+
+async def recent_approvals(
+    session: AsyncSession, ctx: ApprovalContext, access: TenantAccess, limit: int
+) -> list[ApprovalRead]:
+    """The tenant's newest ``limit`` approvals that are no longer pending, newest first."""
+    now = clock.now()
+    rows = await repository.recent_decided(session, access.tenant_id, now=now, limit=limit)
+    return [read_of(ctx.keyring, row, now) for row in rows]
 
 
 async def decide_approval(

@@ -26,7 +26,7 @@ from hub.approvals.service import ApprovalContext
 from hub.console.routing import console_router
 from hub.console.web import TenantConsole, TenantConsoleDep, form_of, redirect, render
 from hub.core.errors import BadRequest
-from hub.core.pagination import PageParams, decode_cursor
+from hub.core.pagination import PageParams
 from hub.core.paths import parse_id
 from hub.principals.service import principal_label
 
@@ -36,7 +36,6 @@ router = console_router("/t/{t}/approvals")
 
 QUEUE_LIMIT = 100
 RECENT = 50
-SCAN_LIMIT = 1000
 POLL = "every 3s"
 
 
@@ -49,26 +48,8 @@ async def _names(page: TenantConsole, ids: Sequence[uuid.UUID]) -> dict[uuid.UUI
 
 
 async def _recent(page: TenantConsole, ctx: ApprovalContext) -> list[ApprovalRead]:
-    """The newest approvals that are no longer pending (lists run oldest first: read on, up to
-    :data:`SCAN_LIMIT` rows, keeping the last :data:`RECENT`)."""
-    kept: list[ApprovalRead] = []
-    cursor = None
-    for _ in range(SCAN_LIMIT // QUEUE_LIMIT):
-        result = await service.list_approvals(
-            page.session,
-            ctx,
-            page.access,
-            PageParams(limit=QUEUE_LIMIT, cursor=decode_cursor(cursor) if cursor else None),
-            status=None,
-            deployment_id=None,
-            agent_id=None,
-        )
-        kept = [*kept, *(a for a in result.items if a.status != "pending")][-RECENT:]
-        cursor = result.next_cursor
-        if cursor is None:
-            break
-    kept.sort(key=lambda a: a.requested_at, reverse=True)
-    return kept
+    """The newest :data:`RECENT` approvals that are no longer pending."""
+    return await service.recent_approvals(page.session, ctx, page.access, RECENT)
 
 
 async def _queue(page: TenantConsole, ctx: ApprovalContext) -> dict[str, Any]:
