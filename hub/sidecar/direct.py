@@ -128,6 +128,7 @@ class DirectCalls:
         self._sidecar = sidecar_hub
         self._engine = engine or Gateway()
         self._leases: dict[uuid.UUID, Lease] = {}
+        self._lease_locks: dict[uuid.UUID, asyncio.Lock] = {}
         self.eras: dict[str, Era] = {}  # per upstream URL, once a call has found it out
         self._reports: set[asyncio.Task[None]] = set()
 
@@ -159,6 +160,12 @@ class DirectCalls:
         return server is not None and server.mode == "direct" and server.credential_id is not None
 
     async def _lease(self, credential_id: uuid.UUID) -> Lease:
+        # one lease request at a time per credential: concurrent calls share the one it brings
+        # (else the second would replace the first and leave its connection pool open)
+        async with self._lease_locks.setdefault(credential_id, asyncio.Lock()):
+            return await self._lease_locked(credential_id)
+
+    async def _lease_locked(self, credential_id: uuid.UUID) -> Lease:
         held = self._leases.get(credential_id)
         if held is not None and held.expires_at - LEASE_MARGIN_S > time.monotonic():
             return held

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from hub.egress import EgressConfig, Fetcher
 from hub.mcp import McpClient
@@ -48,6 +51,35 @@ async def test_expired_leases_are_discarded_and_live_ones_kept(tmp_path: Path) -
     assert "leased-secret" not in repr(live)
     await calls.aclose()
     assert calls._leases == {}
+    await agent.aclose()
+    await sidecar.aclose()
+
+
+class _SlowLeasingHub(HubClient):
+    """The hub's lease route as a slow answer, counted (no network: the answer is made here)."""
+
+    leases = 0
+
+    async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.leases += 1
+        await asyncio.sleep(0.05)  # long enough for a concurrent call to ask as well
+        return {
+            "secret": "leased-secret-0123456789",
+            "origin": "https://api.example.com",
+            "expires_at": (datetime.now(UTC) + timedelta(seconds=300)).isoformat(),
+            "egress": {"allow_loopback": False, "allow_cidrs": [], "extra_origins": []},
+        }
+
+
+async def test_concurrent_calls_share_one_lease(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    agent, sidecar = HubClient(config), _SlowLeasingHub(config, key=config.sidecar_key)
+    calls = DirectCalls(config, agent, sidecar)
+    credential = uuid.uuid4()
+    first, second = await asyncio.gather(calls._lease(credential), calls._lease(credential))
+    assert first is second
+    assert sidecar.leases == 1
+    await calls.aclose()
     await agent.aclose()
     await sidecar.aclose()
 
