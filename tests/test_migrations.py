@@ -11,25 +11,10 @@ from sqlalchemy.sql.expression import TableClause
 from hub.core.db import create_engine
 from hub.core.migrations import downgrade
 from tests.support.databases import (
-    fresh_postgres,
     migrate,
-    postgres_required,
-    postgres_url,
+    scratch_url,
     table_names,
 )
-
-
-def _scratch_url(backend: str, tmp_path: Path) -> str:
-    if backend == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'migrations.db'}"
-    url = postgres_url("_migrations")
-    try:
-        fresh_postgres(url)
-    except (OSError, TimeoutError) as exc:
-        if postgres_required():
-            pytest.fail(f"PostgreSQL is required but unreachable: {exc!r}")
-        pytest.skip(f"PostgreSQL unreachable: {exc!r}")
-    return url
 
 
 async def _tables(url: str) -> set[str]:
@@ -62,7 +47,7 @@ def _run_in_thread(fn: object, *args: str) -> None:
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_upgrade_to_head_then_downgrade_to_base(backend: str, tmp_path: Path) -> None:
-    url = _scratch_url(backend, tmp_path)
+    url = scratch_url(backend, tmp_path, "migrations")
     migrate(url)
     assert await _tables(url) == set(table_names())
     _run_in_thread(downgrade, url, "base")
@@ -77,7 +62,7 @@ def test_no_model_drift(backend: str, tmp_path: Path) -> None:
 
     from hub.core.migrations import alembic_config
 
-    url = _scratch_url(backend, tmp_path)
+    url = scratch_url(backend, tmp_path, "migrations")
     migrate(url)
     _run_in_thread(command.check, alembic_config(url))  # type: ignore[arg-type]
 
@@ -117,7 +102,7 @@ async def test_0006_gives_existing_operators_and_deployers_their_new_template_gr
         sa.column("principal_id", sa.Uuid()),
         sa.column("created_at", sa.DateTime(timezone=True)),
     )
-    url = _scratch_url(backend, tmp_path)
+    url = scratch_url(backend, tmp_path, "migrations")
     _run_in_thread(upgrade, url, "0005")
     tenant, operator, deployer = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
     now = datetime.now(UTC)
@@ -214,7 +199,7 @@ async def test_0201_renames_uuid_shaped_slugs_and_0202_closes_credential_types(
     from hub.core.migrations import upgrade
 
     tenants, credentials = _data_tables()
-    url = _scratch_url(backend, tmp_path)
+    url = scratch_url(backend, tmp_path, "migrations")
     _run_in_thread(upgrade, url, "0007")
     hexed = "7c9e6679742540de944be07fc1f90ae7"
     slugs = {

@@ -15,7 +15,7 @@ from hub.audit.service import verify_chain
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.migrations import upgrade
-from tests.support.databases import fresh_postgres, postgres_required, postgres_url
+from tests.support.databases import scratch_url
 from tests.support.factories import scope_of
 
 
@@ -35,22 +35,9 @@ def _upgrade(url: str, revision: str) -> None:
         raise errors[0]
 
 
-def _url(backend: str, tmp_path: Path) -> str:
-    if backend == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'chain.db'}"
-    url = postgres_url("_migrations")
-    try:
-        fresh_postgres(url)
-    except (OSError, TimeoutError) as exc:
-        if postgres_required():
-            pytest.fail(f"PostgreSQL is required but unreachable: {exc!r}")
-        pytest.skip(f"PostgreSQL unreachable: {exc!r}")
-    return url
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_existing_rows_are_chained(backend: str, tmp_path: Path) -> None:
-    url = _url(backend, tmp_path)
+    url = scratch_url(backend, tmp_path, "chain")
     _upgrade(url, "0007")
     db = Database.from_url(url)
     tenants = [uuid.uuid4(), uuid.uuid4()]

@@ -17,8 +17,10 @@ import contextlib
 import os
 import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import asyncpg
+import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -198,3 +200,19 @@ async def truncate_all(engine: AsyncEngine) -> None:
         else:
             for name in names:
                 await conn.execute(text(f'DELETE FROM "{name}"'))  # noqa: S608
+
+
+def scratch_url(backend: str, tmp_path: Path, name: str = "scratch") -> str:
+    """A database of the test's own to migrate up and down: a SQLite file in ``tmp_path``, or the
+    worker's ``_migrations`` PostgreSQL database, emptied (skipped when PostgreSQL is unreachable,
+    a failure when it is required)."""
+    if backend == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / f'{name}.db'}"
+    url = postgres_url("_migrations")
+    try:
+        fresh_postgres(url)
+    except (OSError, TimeoutError) as exc:
+        if postgres_required():
+            pytest.fail(f"PostgreSQL is required but unreachable: {exc!r}")
+        pytest.skip(f"PostgreSQL unreachable: {exc!r}")
+    return url
