@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from hub import __version__
 from hub.api import install_routes
+from hub.audit.writer import AuditWriter
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.docs import install_docs
@@ -50,8 +51,10 @@ def create_app(
         try:
             yield
         finally:
-            # after uvicorn drained the requests (HUB_SHUTDOWN_GRACE_S): the jobs in flight
-            # finish their current run (hub serve asked them to stop at SIGTERM already)
+            # after uvicorn drained the requests (HUB_SHUTDOWN_GRACE_S): audit rows still queued
+            # are written, the jobs in flight finish their current run (hub serve asked them to
+            # stop at SIGTERM already)
+            await components.get(AuditWriter).drain()
             await workers.stop(settings.shutdown_grace_s)
             await components.get(RateLimiter).aclose()
             if fetcher is None:

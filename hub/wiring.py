@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub import __version__
 from hub.approvals.service import ApprovalContext
 from hub.audit.failures import audit_failed_request
+from hub.audit.writer import AuditWriter
 from hub.auth.caller import TenantAccess
 from hub.authz.decider import Effect, RouteDecider
 from hub.core.components import Components
@@ -119,6 +120,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             OAuthContext(oauth, fetcher, keyring, egress, client, refresher),
             Readiness((keyring_covers_rows(keyring), keyring_covers_oauth_rows(keyring))),
             FailureHooks((audit_failed_request,)),
+            AuditWriter(),
             ApprovalContext(
                 keyring=keyring,
                 ttl_s=settings.approval_ttl_s,

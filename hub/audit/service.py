@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -33,17 +35,35 @@ from hub.models import AuditEvent
 
 __all__ = [
     "AuditFilters",
+    "Entry",
     "Outcome",
     "Verification",
+    "entry_of",
     "export_events",
     "list_events",
     "record",
+    "record_entries",
     "record_failure",
     "record_for",
     "verify_chain",
 ]
 
 log = logging.getLogger("hub.audit")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One event, as recorded: everything but its place in the chain."""
+
+    tenant_id: TenantId | None
+    actor_id: uuid.UUID | None
+    action: Action
+    resource: str
+    request_id: str | None
+    outcome: Outcome
+    details: dict[str, Any] | None
+    at: datetime
+
 
 _OUTCOMES = frozenset({"success", "denied", "failed", "pending"})
 #: rows read per query when walking or exporting a chain
@@ -65,42 +85,71 @@ async def record(
 
     ``action`` must be one of :class:`~hub.audit.actions.Action` (anything else is a
     ``ValueError``: the vocabulary is closed)."""
-    action = Action(action)
-    if outcome not in _OUTCOMES:
-        raise ValueError(f"unknown audit outcome {outcome!r}")
-    client_request_id = current_client_request_id()
-    if client_request_id is not None:
-        details = {**(details or {}), "client_request_id": client_request_id}
+    entry = entry_of(
+        tenant_id=tenant_id,
+        actor_id=actor_id,
+        action=action,
+        resource=resource,
+        request_id=request_id,
+        outcome=outcome,
+        details=details,
+    )
     async with rls.within(session, tenant_id or rls.PLATFORM):  # the chain's own scope
-        await _append(session, tenant_id, actor_id, action, resource, request_id, outcome, details)
+        head = await repository.lock_head(session, tenant_id)
+        await _append_at(session, head, entry)
 
 
-async def _append(
-    session: AsyncSession,
+async def _append_at(session: AsyncSession, head: repository.Head, entry: Entry) -> repository.Head:
+    """Append ``entry`` after ``head`` (locked by this transaction); the chain's new head."""
+    event = AuditEvent(
+        id=uuid.uuid4(),
+        tenant_id=entry.tenant_id.value if entry.tenant_id is not None else None,
+        at=entry.at,
+        actor_id=entry.actor_id,
+        action=entry.action.value,
+        resource=entry.resource[:512],
+        outcome=entry.outcome,
+        request_id=entry.request_id,
+        details=normalise_details(entry.details),
+        seq=head.seq + 1,
+        prev_hash=head.last_hash,
+    )
+    event.hash = link_hash(head.last_hash, event)
+    await repository.append_event(session, entry.tenant_id, event)
+    return repository.Head(event.seq, event.hash, event.id)
+
+
+def entry_of(
+    *,
     tenant_id: TenantId | None,
     actor_id: uuid.UUID | None,
     action: Action,
     resource: str,
     request_id: str | None,
     outcome: Outcome,
-    details: dict[str, Any] | None,
+    details: dict[str, Any] | None = None,
+) -> Entry:
+    """An event to record later (:class:`~hub.audit.writer.AuditWriter`), checked and stamped
+    now: its time and the client's request id are the caller's, not the writer's."""
+    action = Action(action)
+    if outcome not in _OUTCOMES:
+        raise ValueError(f"unknown audit outcome {outcome!r}")
+    client_request_id = current_client_request_id()
+    if client_request_id is not None:
+        details = {**(details or {}), "client_request_id": client_request_id}
+    return Entry(tenant_id, actor_id, action, resource, request_id, outcome, details, clock.now())
+
+
+async def record_entries(
+    db: Database, tenant_id: TenantId | None, entries: Sequence[Entry]
 ) -> None:
-    head = await repository.lock_head(session, tenant_id)
-    event = AuditEvent(
-        id=uuid.uuid4(),
-        tenant_id=tenant_id.value if tenant_id is not None else None,
-        at=clock.now(),
-        actor_id=actor_id,
-        action=action.value,
-        resource=resource[:512],
-        outcome=outcome,
-        request_id=request_id,
-        details=normalise_details(details),
-        seq=head.seq + 1,
-        prev_hash=head.last_hash,
-    )
-    event.hash = link_hash(head.last_hash, event)
-    await repository.append_event(session, tenant_id, event)
+    """Append ``entries`` (all of chain ``tenant_id``) in order, in one short write transaction:
+    one head lock and one commit for all of them. Raises what the database raises."""
+    with rls.scope(tenant_id or rls.PLATFORM):
+        async with db.session(write=True) as session:  # begins in the chain's scope
+            head = await repository.lock_head(session, tenant_id)
+            for entry in entries:
+                head = await _append_at(session, head, entry)
 
 
 async def record_for(

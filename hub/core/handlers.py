@@ -165,4 +165,5 @@ def install_exception_handlers(app: FastAPI) -> None:
     app.add_exception_handler(OperationalError, _database_error)
     app.add_exception_handler(InterfaceError, _database_error)
     app.add_exception_handler(DBAPIError, _dbapi_error)
-    app.add_exception_handler(ConnectionRefusedError, _database_error)
+    # refused, or reset while connecting (a server going down accepts, then drops the socket)
+    app.add_exception_handler(ConnectionError, _database_error)

@@ -6,7 +6,9 @@ one authentication for the whole HTTP request (a batch included): none or invali
 another tenant or an unknown deployment → 404 (``40400``); a caller that is not the deployment's
 agent — the platform admin and tenant admins included — → 403 with ``40300``. Then the request
 is classified by era and dispatched (:mod:`hub.mcp.server`) to the deployment's
-:class:`~hub.gateway.host.GatewayHost`. Stateless in both eras: GET and DELETE are 405.
+:class:`~hub.gateway.host.GatewayHost`. The calls' audit rows go to the replica's
+:class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent. Stateless in
+both eras: GET and DELETE are 405.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
 from sqlalchemy.exc import InterfaceError, OperationalError
+from starlette.background import BackgroundTask
 
 from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
+from hub.audit.writer import AuditWriter
 from hub.auth.caller import Caller
 from hub.auth.deps import authenticate_request, parsed_key
 from hub.core import clock
@@ -100,7 +104,7 @@ async def mcp(
     """The deployment's tools over MCP Streamable HTTP (both eras, stateless), for its agent."""
     try:
         return await _serve(request, t, d)
-    except (OperationalError, InterfaceError, ConnectionRefusedError) as error:
+    except (OperationalError, InterfaceError, ConnectionError) as error:
         # The REST handlers answer 503 with the hub's error body; an MCP client reads JSON-RPC.
         log.warning("gateway: database unavailable: %s", type(error).__name__)
         return _error(503, UNAVAILABLE, "the hub is unavailable", "unavailable")
@@ -173,18 +177,22 @@ async def _serve(request: Request, t: str, d: str) -> Response:
             return None
         return await watch.relist(db, tenant_id, server.server_id)
 
+    # the calls' audit rows are written after the answer, in the request's background (issue 14)
+    audit = HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id, parts.get(AuditWriter))
     host = GatewayHost(
         engine=parts.get(Gateway),
         view=view,
         decide=PolicyDecider(policy, caller.grants_version, clock.now()),
         approvals=HubApprovals(db, approvals_ctx, tenant_id, approval_url),
         upstream=HubUpstream(db, parts.get(UpstreamContext), tenant_id, relist),
-        audit=HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id),
+        audit=audit,
         limiter=parts.get(RateLimiter) if RateLimiter in parts else None,
         agent_key=str(caller.principal_id),
     )
     headers = {k.lower(): v for k, v in request.headers.items()}
-    return _answer(await dispatch(host, raw, headers))
+    response = _answer(await dispatch(host, raw, headers))
+    response.background = BackgroundTask(audit.pending.wait)
+    return response
 
 
 @router.api_route(

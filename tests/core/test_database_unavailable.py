@@ -7,9 +7,20 @@ under load, these check the classification itself.
 
 from __future__ import annotations
 
+import socket
+import struct
+import threading
+import uuid
+from collections.abc import Iterator
+
+import httpx2
+import pytest
 from sqlalchemy.exc import DBAPIError
 
+from hub.app import create_app
+from hub.auth.key_format import generate_key
 from hub.core.handlers import _server_unavailable
+from tests.conftest import make_settings
 
 
 class _DriverError(Exception):
@@ -31,3 +42,53 @@ def test_a_server_that_is_away_is_unavailable() -> None:
 def test_other_database_errors_are_not_hidden_as_unavailable() -> None:
     for state in (None, "42501", "22P02", "42P01"):
         assert not _server_unavailable(_error(state)), state
+
+
+@pytest.fixture
+def resetting_server() -> Iterator[int]:
+    """A loopback port that accepts each connection and resets it at once (RST, no bytes): what
+    a PostgreSQL server shutting down does to a connection it took just before."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+async def test_a_connection_reset_while_connecting_is_a_503(resetting_server: int) -> None:
+    url = f"postgresql+asyncpg://hub@127.0.0.1:{resetting_server}/hub"
+    app = create_app(make_settings(url))
+    key, _ = generate_key()
+    headers = {"authorization": f"Bearer {key}"}
+    tenant = uuid.uuid4()
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as http:
+            rest = await http.get(f"/tenants/{tenant}/servers/linear", headers=headers)
+            mcp = await http.post(
+                f"/tenants/{tenant}/deployments/{uuid.uuid4()}/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={**headers, "accept": "application/json, text/event-stream"},
+            )
+    assert rest.status_code == 503, rest.text
+    assert rest.json()["error"]["code"] == "service_unavailable"
+    assert mcp.status_code == 503, mcp.text
+    assert mcp.json()["error"]["code"] == 50300

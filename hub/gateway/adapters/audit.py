@@ -1,8 +1,11 @@
 """One audit row per ``tools/call`` (DESIGN §10.2 step 7), and the call metrics.
 
-Written in a fresh short transaction after the call (never one open across the upstream call):
-the decision and its reasons, the approval id, the arguments' sha256 (never their values), the
-tool's sha256, the catalog version, the agent's ``grants_version``, outcome and class, upstream
+Written in a fresh short transaction after the call (never one open across the upstream call)
+or, given an :class:`~hub.audit.writer.AuditWriter` (the agents' endpoint), queued there and
+written after the answer, in a transaction shared with the calls that ended meanwhile: the
+endpoint waits for :attr:`HubAudit.pending` in the request's background. The row holds the
+decision and its reasons, the approval id, the arguments' sha256 (never their values), the tool's
+sha256, the catalog version, the agent's ``grants_version``, outcome and class, upstream
 milliseconds.
 """
 
@@ -11,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from hub.audit.actions import Action
-from hub.audit.service import record_failure
+from hub.audit.service import entry_of, record_failure
+from hub.audit.writer import AuditWriter, Pending
 from hub.core.db import Database
 from hub.core.metrics import Metrics
 from hub.core.tenancy import TenantId
@@ -22,12 +26,19 @@ __all__ = ["HubAudit"]
 
 class HubAudit:
     def __init__(
-        self, db: Database, metrics: Metrics, tenant_id: TenantId, request_id: str
+        self,
+        db: Database,
+        metrics: Metrics,
+        tenant_id: TenantId,
+        request_id: str,
+        writer: AuditWriter | None = None,
     ) -> None:
         self._db = db
         self._metrics = metrics
         self._tenant = tenant_id
         self._request_id = request_id
+        self._writer = writer
+        self.pending = Pending()
 
     async def record(self, record: CallRecord) -> None:
         details: dict[str, Any] = {
@@ -44,16 +55,19 @@ class HubAudit:
             "reason": record.reason,
             "upstream_ms": round(record.upstream_ms, 3) if record.upstream_ms is not None else None,
         }
-        await record_failure(  # a fresh short transaction that never raises
-            self._db,
-            tenant_id=self._tenant,
-            actor_id=record.agent_id,
-            action=Action.TOOL_CALL,
-            resource=record.grant_key or f"deployment:{record.deployment_id}",
-            request_id=self._request_id,
-            outcome=record.outcome,
-            details={k: v for k, v in details.items() if v is not None},
-        )
+        event: dict[str, Any] = {
+            "tenant_id": self._tenant,
+            "actor_id": record.agent_id,
+            "action": Action.TOOL_CALL,
+            "resource": record.grant_key or f"deployment:{record.deployment_id}",
+            "request_id": self._request_id,
+            "outcome": record.outcome,
+            "details": {k: v for k, v in details.items() if v is not None},
+        }
+        if self._writer is not None:
+            self._writer.submit(self._db, entry_of(**event), self.pending)
+        else:
+            await record_failure(self._db, **event)  # a fresh short transaction; never raises
         self._metrics.tool_calls.labels(
             outcome=record.outcome, error_class=record.error_class or "none"
         ).inc()

@@ -1,0 +1,131 @@
+"""The audit writer (hub.audit.writer): events queued by calls are appended to their chains in
+submission order, the events that arrive while a transaction runs share the next one, one bad
+event does not take its batch with it, and waiting or draining returns once all are written."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+
+from hub.audit.actions import Action
+from hub.audit.service import entry_of, verify_chain
+from hub.audit.writer import AuditWriter, Pending
+from hub.core.db import Database
+from hub.core.tenancy import TenantId
+from hub.models import AuditEvent
+from tests.support.databases import owner_session
+from tests.support.factories import make_tenant, scope_of
+
+
+def _entry(scope: TenantId, i: int, **details: Any) -> Any:
+    return entry_of(
+        tenant_id=scope,
+        actor_id=None,
+        action=Action.TOOL_CALL,
+        resource=f"tool:peer.t{i}",
+        request_id=f"req-{i}",
+        outcome="success",
+        details={"i": i, **details},
+    )
+
+
+async def _resources(db: Database, scope: TenantId) -> list[str]:
+    query = (
+        select(AuditEvent.resource)
+        .where(AuditEvent.tenant_id == scope.value)
+        .order_by(AuditEvent.seq)
+    )
+    async with owner_session(db, write=False) as session:
+        return list((await session.execute(query)).scalars().all())
+
+
+@pytest.fixture
+async def tenant(database: Database) -> TenantId:
+    return scope_of((await make_tenant(database)).id)
+
+
+def _count_commits(db: Database) -> list[int]:
+    commits = [0]
+
+    def on_commit(_conn: Any) -> None:
+        commits[0] += 1
+
+    event.listen(db.engine.sync_engine, "commit", on_commit)
+    return commits
+
+
+async def test_queued_events_share_a_transaction_and_keep_their_order(
+    database: Database, tenant: TenantId
+) -> None:
+    writer = AuditWriter()
+    commits = _count_commits(database)
+    pending = Pending()
+    for i in range(30):  # submitted before the writer's task first runs: one batch
+        writer.submit(database, _entry(tenant, i), pending)
+    await pending.wait()
+    assert commits[0] == 1  # one head lock and one commit for all thirty
+    assert await _resources(database, tenant) == [f"tool:peer.t{i}" for i in range(30)]
+    verified = await verify_chain(database, tenant)
+    assert verified.ok
+    assert verified.checked == 30
+
+
+async def test_events_arriving_during_a_write_go_in_the_next_transaction(
+    database: Database, tenant: TenantId
+) -> None:
+    writer = AuditWriter()
+    commits = _count_commits(database)
+
+    async def call(i: int) -> None:
+        pending = Pending()
+        await asyncio.sleep(0.001 * (i % 5))
+        writer.submit(database, _entry(tenant, i), pending)
+        await pending.wait()
+
+    await asyncio.gather(*(call(i) for i in range(40)))
+    assert commits[0] < 40  # batched, not one commit per event
+    assert sorted(await _resources(database, tenant)) == sorted(
+        f"tool:peer.t{i}" for i in range(40)
+    )
+    assert (await verify_chain(database, tenant)).ok
+
+
+async def test_chains_of_several_tenants_in_one_batch(database: Database, tenant: TenantId) -> None:
+    other = scope_of((await make_tenant(database)).id)
+    writer = AuditWriter()
+    pending = Pending()
+    for i in range(6):
+        writer.submit(database, _entry(tenant if i % 2 else other, i), pending)
+    await pending.wait()
+    assert await _resources(database, tenant) == ["tool:peer.t1", "tool:peer.t3", "tool:peer.t5"]
+    assert await _resources(database, other) == ["tool:peer.t0", "tool:peer.t2", "tool:peer.t4"]
+    assert (await verify_chain(database, tenant)).ok
+    assert (await verify_chain(database, other)).ok
+
+
+async def test_one_bad_event_loses_only_itself(
+    database: Database, tenant: TenantId, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer = AuditWriter()
+    pending = Pending()
+    writer.submit(database, _entry(tenant, 0), pending)
+    writer.submit(database, _entry(tenant, 1, bad=object()), pending)  # not JSON: cannot hash
+    writer.submit(database, _entry(tenant, 2), pending)
+    with caplog.at_level(logging.ERROR, logger="hub.audit"):
+        await asyncio.wait_for(pending.wait(), 30)
+    assert await _resources(database, tenant) == ["tool:peer.t0", "tool:peer.t2"]
+    assert "could not record audit event for tool.call" in caplog.text
+    assert (await verify_chain(database, tenant)).ok
+
+
+async def test_drain_waits_for_everything_submitted(database: Database, tenant: TenantId) -> None:
+    writer = AuditWriter()
+    for i in range(5):
+        writer.submit(database, _entry(tenant, i), Pending())  # nobody waits for these
+    await writer.drain()
+    assert len(await _resources(database, tenant)) == 5
+    await writer.drain()  # nothing queued: returns at once
