@@ -29,7 +29,7 @@ logged with its traceback cannot carry a value a client sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,14 @@ from hub.core import rls, sqlite
 
 _ = rls  # its session hook sets row-level security's scope on every PostgreSQL transaction
 
-__all__ = ["Database", "create_engine", "preliminary_reads", "read_row", "sqlite_file"]
+__all__ = [
+    "Database",
+    "create_engine",
+    "preliminary_reads",
+    "read_row",
+    "read_rows",
+    "sqlite_file",
+]
 
 #: Engine execution option naming a transaction's mode: ``"write"`` (SQLite: ``BEGIN
 #: IMMEDIATE``), ``"read"`` (no transaction: every statement commits on its own) or absent (a
@@ -193,6 +200,19 @@ def _read_row(
     return session.connection().execute(statement, params).one_or_none()
 
 
+async def read_rows(
+    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
+) -> Sequence[Row[Any]]:
+    """Every row of a Core ``statement`` of plain columns, as :func:`read_row` runs it."""
+    return await session.run_sync(_read_rows, statement, params)
+
+
+def _read_rows(
+    session: Session, statement: Executable, params: Mapping[str, Any]
+) -> Sequence[Row[Any]]:
+    return session.connection().execute(statement, params).all()
+
+
 class Database:
     """The engine plus its session factories; created in the app lifespan, disposed at shutdown."""
 
@@ -235,6 +255,21 @@ class Database:
                 await session.rollback()
                 raise
             await session.commit()
+
+    @contextlib.asynccontextmanager
+    async def reads(self) -> AsyncIterator[AsyncSession]:
+        """A read session for a request's per-call reads (the gateway's), ended by closing it:
+        its statements ran in autocommit, so with nothing pending a commit would send nothing
+        and cost a greenlet hop. Rolled back and closed if the block raises."""
+        session = self._read()
+        try:
+            yield session
+            if session.new or session.dirty or session.deleted:
+                await session.commit()
+            await session.close()
+        except BaseException:
+            await session.__aexit__(None, None, None)  # rolled back and closed, even if cancelled
+            raise
 
     @contextlib.asynccontextmanager
     async def snapshot(self) -> AsyncIterator[AsyncSession]:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Row, and_, bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hub.core.db import read_rows
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, tenant_params
 from hub.models import CatalogDrift, Deployment, DeploymentEntry, Server
@@ -113,7 +114,7 @@ async def view_rows(
 ) -> Sequence[ViewRow]:
     """The rows of :data:`_VIEW_ROWS` for one deployment (none when it does not exist)."""
     params = tenant_params(tenant_id, deployment_id=deployment_id)
-    return (await session.execute(_VIEW_ROWS, params)).all()
+    return await read_rows(session, _VIEW_ROWS, params)  # Core: on every gateway call
 
 
 async def drift_marks(

@@ -143,7 +143,7 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         return _unauthenticated()
     db = get_database(request)
     # one read session for who calls, which deployment and the caller's policy (issue 13)
-    async with db.session(write=False) as session:
+    async with db.reads() as session:
         try:
             caller = await authenticate_request(request, key, session)
         except Unauthorized:

@@ -62,7 +62,7 @@ class HubUpstream:
         try:
             if server.credential_id is None:  # nothing to read: no session at all
                 return resolve_keyless(self._ctx, server.url)
-            async with self._db.session(write=False) as session:
+            async with self._db.reads() as session:
                 return await resolve_target(
                     session, self._ctx, self._tenant, server.url, server.credential_id
                 )
