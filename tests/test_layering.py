@@ -27,7 +27,7 @@ PUBLIC_MODULES: dict[str, set[str]] = {
     "auth": {"caller", "key_format", "console_sessions"},
     "approvals": {"links"},
     "authz": {"decider", "throttle"},
-    "audit": {"failures", "actions", "chain"},
+    "audit": {"failures", "actions", "chain", "writer"},
     "grants": {"cache", "policy", "templates", "effective"},
     "credentials": {"vault", "rotation", "readiness", "constants", "exceptions"},
     "catalogs": {"canonical", "diff"},

@@ -21,6 +21,7 @@ Written by hand: this is the hub's own chain and transaction shape; no library d
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -64,12 +65,19 @@ class AuditWriter:
 
     def submit(self, db: Database, entry: Entry, pending: Pending) -> None:
         """Queue ``entry`` on ``db``; ``pending`` learns when it is written."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        task = self._task
+        if task is not None and task.get_loop() is not loop:
+            # an event loop that ended (tests run one per test): what it queued cannot be
+            # awaited by anyone any more
+            self._queue = [q for q in self._queue if q.done.get_loop() is loop]
+            task = None
         self._queue.append(_Queued(db, entry, done))
         pending.done.append(done)
-        task = self._task
-        if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
-            self._task = asyncio.get_running_loop().create_task(self._flush())
+        if task is None or task.done():
+            # a context of its own: not the first submitter's (its request id, its RLS scope)
+            self._task = loop.create_task(self._flush(), context=contextvars.Context())
 
     async def drain(self) -> None:
         """Wait until everything submitted so far is written (the app's shutdown)."""
