@@ -23,6 +23,7 @@ from hub.models import AuditChainHead, AuditEvent
 __all__ = [
     "AuditFilters",
     "Head",
+    "append_if_head",
     "chain_key",
     "chain_rows",
     "first_row_beyond",
@@ -88,6 +89,32 @@ _INSERT_EVENT_MOVING_HEAD = (
 )
 
 
+# PostgreSQL, outside a transaction: the head moves only if it is still where the writer saw it
+# (``seq`` and hash unchanged), and the event is inserted only from the moved row, in one
+# statement that commits on its own. A writer that lost a race moves nothing and inserts
+# nothing; under READ COMMITTED the UPDATE waits for a concurrent mover and re-checks the row
+# that mover left.
+_MOVE_HEAD_IF = (
+    update(_HEADS)
+    .where(
+        _HEADS.c.chain == bindparam("b_chain"),
+        _HEADS.c.seq == bindparam("b_expected"),
+        _HEADS.c.last_hash == bindparam("b_expected_hash"),
+    )
+    .values(
+        seq=bindparam("b_seq"), last_id=bindparam("b_last_id"), last_hash=bindparam("b_last_hash")
+    )
+    .returning(_HEADS.c.chain)
+    .cte("moved_head")
+)
+_INSERT_EVENT_IF_MOVED = insert(_EVENTS).from_select(
+    list(_EVENT_COLUMNS),
+    select(
+        *(bindparam(f"e_{key}", type_=_EVENTS.c[key].type) for key in _EVENT_COLUMNS)
+    ).select_from(_MOVE_HEAD_IF),
+)
+
+
 async def lock_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
     """The chain's head, locked until the transaction ends (created at genesis if absent).
 
@@ -144,6 +171,25 @@ async def append_event(
         b_chain=chain_key(tenant_id), b_seq=event.seq, b_last_id=event.id, b_last_hash=event.hash
     )
     await session.execute(_INSERT_EVENT_MOVING_HEAD, params)
+
+
+async def append_if_head(
+    session: AsyncSession, tenant_id: TenantId | None, event: AuditEvent, expected: Head
+) -> bool:
+    """PostgreSQL, on a connection in autocommit: insert ``event`` and move its chain's head to
+    it if the head is still ``expected``, in one statement; False when it is not (another writer
+    moved it first, or the chain has no head row yet): nothing was written."""
+    params = {f"e_{key}": getattr(event, key) for key in _EVENT_COLUMNS}
+    params.update(
+        b_chain=chain_key(tenant_id),
+        b_expected=expected.seq,
+        b_expected_hash=expected.last_hash,
+        b_seq=event.seq,
+        b_last_id=event.id,
+        b_last_hash=event.hash,
+    )
+    result = await session.execute(_INSERT_EVENT_IF_MOVED, params)
+    return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def _filtered(tenant_id: TenantId | None, filters: AuditFilters) -> Select[AuditEvent]:

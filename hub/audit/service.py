@@ -101,6 +101,13 @@ async def record(
 
 async def _append_at(session: AsyncSession, head: repository.Head, entry: Entry) -> repository.Head:
     """Append ``entry`` after ``head`` (locked by this transaction); the chain's new head."""
+    event = _event_after(head, entry)
+    await repository.append_event(session, entry.tenant_id, event)
+    return repository.Head(event.seq, event.hash, event.id)
+
+
+def _event_after(head: repository.Head, entry: Entry) -> AuditEvent:
+    """``entry`` as the row after ``head``, hashed on it."""
     event = AuditEvent(
         id=uuid.uuid4(),
         tenant_id=entry.tenant_id.value if entry.tenant_id is not None else None,
@@ -115,8 +122,7 @@ async def _append_at(session: AsyncSession, head: repository.Head, entry: Entry)
         prev_hash=head.last_hash,
     )
     event.hash = link_hash(head.last_hash, event)
-    await repository.append_event(session, entry.tenant_id, event)
-    return repository.Head(event.seq, event.hash, event.id)
+    return event
 
 
 def entry_of(
@@ -140,16 +146,66 @@ def entry_of(
     return Entry(tenant_id, actor_id, action, resource, request_id, outcome, details, clock.now())
 
 
+#: how often one event is retried against a head another replica keeps moving
+APPEND_ATTEMPTS = 20
+
+
 async def record_entries(
-    db: Database, tenant_id: TenantId | None, entries: Sequence[Entry]
+    db: Database,
+    tenant_id: TenantId | None,
+    entries: Sequence[Entry],
+    heads: dict[str, repository.Head] | None = None,
 ) -> None:
-    """Append ``entries`` (all of chain ``tenant_id``) in order, in one short write transaction:
-    one head lock and one commit for all of them. Raises what the database raises."""
+    """Append ``entries`` (all of chain ``tenant_id``) in order. Raises what the database raises.
+
+    SQLite, or with no ``heads``: one short write transaction, one head lock and one commit for
+    all of them. PostgreSQL with ``heads`` (the writer's last known head of each chain): each
+    event in one statement that commits on its own and moves the head only from the head it was
+    hashed on (:func:`~hub.audit.repository.append_if_head`); when another writer moved it
+    meanwhile, the head is read again and the event re-hashed on it. A chain with no head row
+    yet, or one that stays contended, takes the locking transaction."""
+    if db.is_sqlite or heads is None:
+        await _record_locked(db, tenant_id, entries)
+        return
+    key = repository.chain_key(tenant_id)
+    with rls.scope(tenant_id or rls.PLATFORM):
+        async with db.reads() as session:  # autocommit: one statement, one commit
+            head = heads.pop(key, None) or await repository.read_head(session, tenant_id)
+            for index, entry in enumerate(entries):
+                moved = await _append_if_head(session, head, entry)
+                if moved is None:
+                    head = await _record_locked(db, tenant_id, entries[index:])
+                    break
+                head = moved
+    heads[key] = head  # committed: the head the next event of this chain is hashed on
+
+
+async def _append_if_head(
+    session: AsyncSession, head: repository.Head, entry: Entry
+) -> repository.Head | None:
+    """``entry`` appended after the chain's current head (re-read while another writer moves
+    it); None when it could not be (no head row yet, or the head kept moving)."""
+    for _ in range(APPEND_ATTEMPTS):
+        event = _event_after(head, entry)
+        if await repository.append_if_head(session, entry.tenant_id, event, head):
+            return repository.Head(event.seq, event.hash, event.id)
+        latest = await repository.read_head(session, entry.tenant_id)
+        if latest == head:  # not moved by anyone: there is no head row to move
+            return None
+        head = latest
+    return None
+
+
+async def _record_locked(
+    db: Database, tenant_id: TenantId | None, entries: Sequence[Entry]
+) -> repository.Head:
+    """``entries`` in one write transaction under the chain head's lock; the head it left."""
     with rls.scope(tenant_id or rls.PLATFORM):
         async with db.session(write=True) as session:  # begins in the chain's scope
             head = await repository.lock_head(session, tenant_id)
             for entry in entries:
                 head = await _append_at(session, head, entry)
+    return head
 
 
 async def record_for(

@@ -4,8 +4,10 @@ A tool call's audit row (DESIGN §10.2 step 7) used to cost the call a write tra
 own — begin, scope, chain-head lock, insert, commit — before its answer left, and concurrent calls
 of one tenant queued on that lock one commit at a time. :class:`AuditWriter` takes the events
 instead (:meth:`AuditWriter.submit`) and one task per event loop appends everything queued for a
-chain in one short transaction: one head lock and one commit for every event that arrived while
-the previous transaction ran. Order within a chain is submission order.
+chain at once, in submission order: on PostgreSQL each event in one statement that commits on its
+own and moves the chain's head only from the head this replica last wrote (read again when another
+writer moved it; see :func:`~hub.audit.service.record_entries`), on SQLite in one transaction with
+one head lock and one commit for every event that arrived while the previous one ran.
 
 Nothing is lost that the old way kept: the caller awaits its events (:meth:`Pending.wait`) in the
 request's own ASGI cycle, after the answer is sent (a Starlette background task), so a graceful
@@ -26,6 +28,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hub.audit.repository import Head
 from hub.audit.service import Entry, record_entries
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
@@ -62,6 +65,7 @@ class AuditWriter:
     def __init__(self) -> None:
         self._queue: list[_Queued] = []
         self._task: asyncio.Task[None] | None = None
+        self._heads: dict[str, Head] = {}  # the last head this replica wrote, per chain
 
     def submit(self, db: Database, entry: Entry, pending: Pending) -> None:
         """Queue ``entry`` on ``db``; ``pending`` learns when it is written."""
@@ -89,7 +93,7 @@ class AuditWriter:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             for chain in _by_chain(batch):
-                await _write(chain)
+                await _write(chain, self._heads)
 
 
 def _by_chain(batch: Sequence[_Queued]) -> list[list[_Queued]]:
@@ -100,16 +104,16 @@ def _by_chain(batch: Sequence[_Queued]) -> list[list[_Queued]]:
     return list(chains.values())
 
 
-async def _write(chain: list[_Queued]) -> None:
+async def _write(chain: list[_Queued], heads: dict[str, Head]) -> None:
     db, tenant_id = chain[0].db, chain[0].entry.tenant_id
     try:
-        await record_entries(db, tenant_id, [q.entry for q in chain])
+        await record_entries(db, tenant_id, [q.entry for q in chain], heads)
     except Exception:
         if len(chain) == 1:
             log.exception("could not record audit event for %s", chain[0].entry.action)
         else:
             for queued in chain:
-                await _write([queued])
+                await _write([queued], heads)
             return
     for queued in chain:
         if not queued.done.done():

@@ -167,7 +167,7 @@ async def test_concurrent_writers_in_two_processes_never_fork_a_chain(
         pytest.skip("PostgreSQL: writers on two replicas, each with its own connections")
     count = 40
 
-    async def writer() -> int:
+    async def writer(mode: str) -> int:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -175,16 +175,19 @@ async def test_concurrent_writers_in_two_processes_never_fork_a_chain(
             db_url,
             str(tenant.value),
             str(count),
+            mode,
             cwd=ROOT,
         )
         return await proc.wait()
 
+    # two locking writers and one audit writer (one statement an event, optimistic on the head),
     # and this process writes too, meanwhile
     statuses, _ = await asyncio.gather(
-        asyncio.gather(writer(), writer()), _write(database, tenant, 10)
+        asyncio.gather(writer("record"), writer("record"), writer("writer")),
+        _write(database, tenant, 10),
     )
-    assert list(statuses) == [0, 0]
-    for scope, expected in ((tenant, 2 * count + 10), (None, 2 * count)):
+    assert list(statuses) == [0, 0, 0]
+    for scope, expected in ((tenant, 3 * count + 10), (None, 3 * count)):
         result = await verify_chain(database, scope)
         assert (result.ok, result.checked) == (True, expected), result
         rows = await _rows(database, scope)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, select
 
 from hub.audit.actions import Action
-from hub.audit.service import entry_of, verify_chain
+from hub.audit.service import entry_of, record, verify_chain
 from hub.audit.writer import AuditWriter, Pending
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
@@ -129,3 +129,57 @@ async def test_drain_waits_for_everything_submitted(database: Database, tenant: 
     await writer.drain()
     assert len(await _resources(database, tenant)) == 5
     await writer.drain()  # nothing queued: returns at once
+
+
+async def test_on_postgresql_an_event_is_one_statement_once_the_head_is_known(
+    database: Database, tenant: TenantId
+) -> None:
+    if database.is_sqlite:
+        pytest.skip("SQLite appends in one write transaction")
+    writer = AuditWriter()
+    first = Pending()
+    writer.submit(database, _entry(tenant, 0), first)  # creates the chain's head
+    await first.wait()
+    statements: list[str] = []
+
+    def on_execute(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "set_config" not in statement:  # the connection's RLS scope, when it changes
+            statements.append(statement)
+
+    event.listen(database.engine.sync_engine, "before_cursor_execute", on_execute)
+    try:
+        for i in range(1, 11):
+            pending = Pending()
+            writer.submit(database, _entry(tenant, i), pending)
+            await pending.wait()
+    finally:
+        event.remove(database.engine.sync_engine, "before_cursor_execute", on_execute)
+    assert len(statements) == 10
+    assert all(s.lstrip().startswith("WITH moved_head") for s in statements)
+    assert await _resources(database, tenant) == [f"tool:peer.t{i}" for i in range(11)]
+    assert (await verify_chain(database, tenant)).ok
+
+
+async def test_a_head_moved_by_another_writer_is_read_again(
+    database: Database, tenant: TenantId
+) -> None:
+    writer = AuditWriter()
+    for i in range(3):
+        pending = Pending()
+        writer.submit(database, _entry(tenant, i), pending)
+        await pending.wait()
+        # another replica (the locking path of a REST mutation) appends behind the writer's back
+        async with owner_session(database) as session:
+            await record(
+                session,
+                tenant_id=tenant,
+                actor_id=None,
+                action=Action.GRANT_CREATE,
+                resource=f"grant:{i}",
+                request_id=None,
+            )
+    resources = await _resources(database, tenant)
+    assert resources == [r for i in range(3) for r in (f"tool:peer.t{i}", f"grant:{i}")]
+    verified = await verify_chain(database, tenant)
+    assert verified.ok
+    assert verified.checked == 6
