@@ -268,6 +268,7 @@ async def test_the_definer_functions_are_not_public(pg: Database) -> None:
         ("hub_auth_key", True, False, True, True),
         ("hub_claim_jobs", True, False, True, True),
         ("hub_console_session", True, False, True, True),
+        ("hub_gateway_read", True, False, True, True),
         ("hub_oauth_state_tenant", True, False, True, True),
     ]
 

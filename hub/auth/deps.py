@@ -10,19 +10,28 @@ do is :mod:`hub.authz`'s job.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import Caller
 from hub.auth.key_format import ParsedKey, parse_key
-from hub.auth.service import authenticate
+from hub.auth.service import admit_key_values, authenticate
 from hub.core.deps import SessionDep, get_settings_dep
 from hub.core.errors import Unauthorized
 from hub.core.logging import bind_context
 
-__all__ = ["CallerDep", "authenticate_request", "get_caller", "parsed_key", "presented_key"]
+__all__ = [
+    "CallerDep",
+    "admit_request_values",
+    "authenticate_request",
+    "get_caller",
+    "parsed_key",
+    "pepper_of",
+    "presented_key",
+]
 
 
 def presented_key(request: Request) -> str | None:
@@ -60,9 +69,26 @@ async def authenticate_request(request: Request, key: ParsedKey, session: AsyncS
     cached: Caller | None = getattr(request.state, "caller", None)
     if cached is not None:
         return cached
+    caller = await authenticate(session, pepper_of(request), key, request.state.request_id)
+    return _remembered(request, caller)
+
+
+def pepper_of(request: Request) -> bytes:
+    """The API-key pepper of the app serving ``request`` (what :func:`hash_key` is keyed with)."""
     settings = get_settings_dep(request)
-    pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
-    caller = await authenticate(session, pepper, key, request.state.request_id)
+    return settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
+
+
+async def admit_request_values(
+    request: Request, session: AsyncSession, values: Sequence[Any], computed: str
+) -> Caller:
+    """:func:`authenticate_request` for a key row already read on ``session`` by a definer that
+    returns it first (:func:`hub.auth.service.admit_key_values`)."""
+    caller = await admit_key_values(session, values, computed, request.state.request_id)
+    return _remembered(request, caller)
+
+
+def _remembered(request: Request, caller: Caller) -> Caller:
     request.state.caller = caller
     bind_context(
         principal_id=str(caller.principal_id),

@@ -7,6 +7,7 @@ plain columns (no ORM entities to construct and track) and takes the key id as a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -21,6 +22,7 @@ from hub.core.dbtypes import UTCDateTime
 from hub.models import ApiKey, ConsoleSession, Principal, Tenant
 
 __all__ = [
+    "DEFINER_KEY_COLUMNS",
     "ConsoleSessionRecord",
     "KeyRecord",
     "delete_console_session",
@@ -30,6 +32,7 @@ __all__ = [
     "find_key",
     "find_key_by_row",
     "insert_console_session",
+    "key_record_of",
     "touch_console_session",
     "touch_last_used",
 ]
@@ -96,6 +99,16 @@ _FIND_KEY_DEFINER = text(
 )
 
 
+#: ``hub_auth_key``'s columns, typed: the first ones of every definer that returns its row too
+#: (the gateway's ``hub_gateway_read``)
+DEFINER_KEY_COLUMNS = tuple(_FIND_KEY_DEFINER.selected_columns)
+
+
+def key_record_of(values: Sequence[Any]) -> KeyRecord | None:
+    """The :class:`KeyRecord` of a definer row's first columns (None for an unknown key)."""
+    return None if values[0] is None else KeyRecord(*values[: len(DEFINER_KEY_COLUMNS) - 1])
+
+
 async def find_key(session: AsyncSession, key_id: str) -> KeyRecord | None:
     """The key ``key_id`` with its principal (``grants_version`` included) and tenant status,
     in one query."""
@@ -103,7 +116,7 @@ async def find_key(session: AsyncSession, key_id: str) -> KeyRecord | None:
         row = await read_row(session, _FIND_KEY, {"key_id": key_id})
         return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
     values = await session.run_sync(_find_key_definer, key_id)
-    return None if values[0] is None else KeyRecord(*values[:-1])
+    return key_record_of(values)
 
 
 def _find_key_definer(session: Session, key_id: str) -> tuple[Any, ...]:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import hmac
 import logging
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -35,7 +37,13 @@ from hub.core.db import preliminary_reads
 from hub.core.errors import Unauthorized
 from hub.core.tenancy import TenantId
 
-__all__ = ["LAST_USED_INTERVAL", "admit_key_row", "authenticate"]
+__all__ = [
+    "DEFINER_KEY_COLUMNS",
+    "LAST_USED_INTERVAL",
+    "admit_key_row",
+    "admit_key_values",
+    "authenticate",
+]
 
 log = logging.getLogger("hub.auth")
 
@@ -51,15 +59,40 @@ async def authenticate(
     rls.expect_scope_from_statement()  # the key's read sets the scope (PostgreSQL)
     async with preliminary_reads(session):
         record = await repository.find_key(session, key.key_id)
-        caller = _admit(record, computed, request_id)
-        # row-level security's scope from here on: the caller's tenant (the platform admin's
-        # own rows belong to no tenant); the key itself was read by a SECURITY DEFINER function
-        await rls.enter(session, caller.tenant_id or rls.PLATFORM)
-        last_used = record.last_used_at if record is not None else None
-        now = clock.now()
-        if last_used is None or last_used < now - LAST_USED_INTERVAL:
-            # outside any transaction (preliminary reads): this UPDATE commits on its own
-            await repository.touch_last_used(session, caller.api_key_id, now, LAST_USED_INTERVAL)
+        return await _admit_and_touch(session, record, computed, request_id)
+
+
+#: the typed columns a definer returning the key's row starts with (see :func:`admit_key_values`)
+DEFINER_KEY_COLUMNS = repository.DEFINER_KEY_COLUMNS
+
+
+async def admit_key_values(
+    session: AsyncSession, values: Sequence[Any], computed: str, request_id: str
+) -> Caller:
+    """:func:`authenticate` for a key row another statement on ``session`` read — a definer
+    whose first columns are :data:`DEFINER_KEY_COLUMNS` and which set the RLS scope as
+    ``hub_auth_key`` does (noted with :func:`hub.core.rls.set_by_statement`): the gateway reads
+    the key and the deployment in one round trip. ``computed`` is :func:`hash_key` of the
+    presented key; every check, and the ``last_used_at`` touch, is :func:`authenticate`'s."""
+    record = repository.key_record_of(values)
+    return await _admit_and_touch(session, record, computed, request_id)
+
+
+async def _admit_and_touch(
+    session: AsyncSession,
+    record: repository.KeyRecord | None,
+    computed: str,
+    request_id: str,
+) -> Caller:
+    caller = _admit(record, computed, request_id)
+    # row-level security's scope from here on: the caller's tenant (the platform admin's own
+    # rows belong to no tenant); the key itself was read by a SECURITY DEFINER function
+    await rls.enter(session, caller.tenant_id or rls.PLATFORM)
+    last_used = record.last_used_at if record is not None else None
+    now = clock.now()
+    if last_used is None or last_used < now - LAST_USED_INTERVAL:
+        # outside any transaction (preliminary reads): this UPDATE commits on its own
+        await repository.touch_last_used(session, caller.api_key_id, now, LAST_USED_INTERVAL)
     return caller
 
 

@@ -18,6 +18,7 @@ from hub.models import CatalogDrift, Deployment, DeploymentEntry, Server
 ViewRow = Row[*tuple[Any, ...]]
 
 __all__ = [
+    "VIEW_COLUMNS",
     "ViewRow",
     "delete_entries",
     "drift_marks",
@@ -66,6 +67,10 @@ _VIEW_ROWS = (
     .where(_D.tenant_id == bindparam(TENANT_PARAM), _D.id == bindparam("deployment_id"))
     .order_by(_E.position)
 )
+
+
+#: the typed columns of :data:`_VIEW_ROWS`, in order (the gateway's one read returns them too)
+VIEW_COLUMNS = tuple(_VIEW_ROWS.selected_columns)
 
 
 async def get_deployment(

@@ -23,7 +23,7 @@ from hub.core.errors import BadRequest, NotFound
 from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.deployments import repository
-from hub.deployments.repository import ViewRow
+from hub.deployments.repository import VIEW_COLUMNS, ViewRow
 from hub.deployments.schemas import (
     DeploymentCreate,
     DeploymentRead,
@@ -37,6 +37,7 @@ from hub.principals import service as principals_service
 from hub.servers import service as servers_service
 
 __all__ = [
+    "VIEW_COLUMNS",
     "ResolvedEntry",
     "create_deployment",
     "delete_deployment",

@@ -14,19 +14,23 @@ both eras: GET and DELETE are 405.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
 from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.background import BackgroundTask
 
 from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
 from hub.audit.writer import AuditWriter
 from hub.auth.caller import Caller
-from hub.auth.deps import authenticate_request, parsed_key
+from hub.auth.deps import admit_request_values, authenticate_request, parsed_key, pepper_of
+from hub.auth.key_format import ParsedKey, hash_key
 from hub.core import clock
 from hub.core.components import components_of
+from hub.core.db import Database
 from hub.core.deps import get_database
 from hub.core.errors import Unauthorized
 from hub.core.metrics import Metrics
@@ -36,6 +40,7 @@ from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
+from hub.gateway.adapters.read import read_call
 from hub.gateway.adapters.upstream import HubUpstream
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway
@@ -132,6 +137,19 @@ def _refusal(caller: Caller, t: str, d: str) -> Response | None:
     return None
 
 
+async def _authenticate(
+    request: Request, key: ParsedKey, session: AsyncSession, db: Database, d: str
+) -> tuple[Caller, Sequence[Any] | None]:
+    """The caller and, on PostgreSQL, the deployment's rows, read with the key in one round
+    trip (:mod:`hub.gateway.adapters.read`); on SQLite the rows are read after (None here)."""
+    if db.is_sqlite:
+        return await authenticate_request(request, key, session), None
+    computed = hash_key(pepper_of(request), key.full)
+    deployment = parse_id(d) if is_canonical_id(d) else None
+    read = await read_call(session, key.key_id, computed, deployment)
+    return await admit_request_values(request, session, read.values, computed), read.rows
+
+
 async def _serve(request: Request, t: str, d: str) -> Response:
     parts = components_of(request.app)
     settings = parts.get(Settings)
@@ -145,7 +163,7 @@ async def _serve(request: Request, t: str, d: str) -> Response:
     # one read session for who calls, which deployment and the caller's policy (issue 13)
     async with db.reads() as session:
         try:
-            caller = await authenticate_request(request, key, session)
+            caller, rows = await _authenticate(request, key, session, db, d)
         except Unauthorized:
             return _unauthenticated()
         try:
@@ -156,7 +174,11 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         tenant_id = caller.tenant_id
         if refused is not None or tenant_id is None:
             return refused or _error(403, FORBIDDEN, "no tenant", "forbidden")
-        view = await parts.get(ViewLoader).load(session, tenant_id, parse_id(d))
+        loader = parts.get(ViewLoader)
+        if rows is None:
+            view = await loader.load(session, tenant_id, parse_id(d))
+        else:
+            view = await loader.from_rows(session, tenant_id, parse_id(d), rows)
         if view is None:
             return _error(404, NOT_FOUND, "not found", "not_found")
         if view.agent_id != caller.principal_id:

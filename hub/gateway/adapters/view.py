@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,17 @@ class ViewLoader:
         self, session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
     ) -> DeploymentView | None:
         found = await deployments_service.view_rows(session, tenant_id, deployment_id)
+        return await self.from_rows(session, tenant_id, deployment_id, found)
+
+    async def from_rows(
+        self,
+        session: AsyncSession,
+        tenant_id: TenantId,
+        deployment_id: uuid.UUID,
+        found: Sequence[Any],
+    ) -> DeploymentView | None:
+        """The view of rows read already (as :func:`~hub.deployments.service.view_rows` gives
+        them, or the gateway's one read of key and deployment): None when there are none."""
         if not found:
             return None
         agent_id = found[0].agent_id
