@@ -258,9 +258,10 @@ class Database:
 
     @contextlib.asynccontextmanager
     async def reads(self) -> AsyncIterator[AsyncSession]:
-        """A read session for a request's per-call reads (the gateway's), ended by closing it:
-        its statements ran in autocommit, so with nothing pending a commit would send nothing
-        and cost a greenlet hop. Rolled back and closed if the block raises."""
+        """A session whose statements each commit on their own (PostgreSQL in autocommit,
+        SQLite with no ``BEGIN``): the gateway's per-call reads, and on PostgreSQL the audit
+        writer's one-statement appends. Ended by closing it — with nothing pending a commit would
+        send nothing and cost a greenlet hop; rolled back and closed if the block raises."""
         session = self._read()
         try:
             yield session

@@ -14,7 +14,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.key_format import hash_key, parse_key
 from hub.core import rls
@@ -54,9 +53,7 @@ def _key(deployed: Deployed) -> Any:
 
 async def _read(db: Database, key_id: str, key_hash: str, deployment: uuid.UUID) -> CallRead:
     async with db.reads() as session:
-        read = await read_call(session, key_id, key_hash, deployment)
-        assert isinstance(session, AsyncSession)
-        return read
+        return await read_call(session, key_id, key_hash, deployment)
 
 
 async def test_another_tenants_deployment_and_a_revoked_key(
