@@ -15,11 +15,12 @@ falls on both:
   approval and runs: the cost of an approved call, against ``echo`` direct.
 
 Printed per row: p50 and p99 of the calls, the ratio of the p50s (hub / direct) and the p50
-overhead in ms. Then throughput with ``CLIENTS`` concurrent SDK clients (allow, 2026-07-28) and
-the protocol layer alone: the hub's own dispatcher (:mod:`bench._echo_dispatcher`, no database,
-no upstream) vs the SDK server, the same echo tool, both eras — the measurement behind serving
-the endpoint with our dispatcher rather than the SDK's server (docs/decisions.md). A report, not a
-test: ``python -m bench gateway``.
+overhead in ms; for allow also the hub process's CPU per call (from ``/proc``: steadier than the
+latencies on a shared machine, as in ``bench.rest``). Then throughput with ``CLIENTS`` concurrent
+SDK clients (allow, 2026-07-28) and the protocol layer alone: the hub's own dispatcher
+(:mod:`bench._echo_dispatcher`, no database, no upstream) vs the SDK server, the same echo tool,
+both eras — the measurement behind serving the endpoint with our dispatcher rather than the SDK's
+server (docs/decisions.md). A report, not a test: ``python -m bench gateway``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench._peer import start_sdk_peer
-from bench._serving import hub_env, served
+from bench._serving import cpu_seconds, hub_env, pid_serving, served
 from hub.core.db import Database
 from hub.core.migrations import upgrade
 from tests.gateway.support import Deployed, Upstream, deploy, rpc
@@ -193,11 +194,14 @@ async def bench_hub(port: int, peer_url: str, db_url: str) -> None:
                     sdk_session(peer_url, mode) as direct,
                 ):
                     direct_echo = calling(direct, "echo", {"text": "x"})
+                    cpu_before = cpu_seconds(pid_serving(port))
                     hub_s, direct_s = await interleaved(
                         calling(hub, "peer__echo", {"text": "x"}), direct_echo, ROUNDS
                     )
+                    cpu = (cpu_seconds(pid_serving(port)) - cpu_before) / (WARMUP + ROUNDS)
                     row(era, "allow", "direct", direct_s, None)
                     row(era, "allow", "hub", hub_s, direct_s)
+                    print(f"{era:<11} {'allow':<14} hub CPU per call {cpu * 1000:.2f} ms")
                     ask_s, ask_direct = await ask_rounds(http, deployed, hub, direct_echo)
                     row(era, "ask, approved", "direct", ask_direct, None)
                     row(era, "ask, approved", "hub", ask_s, ask_direct)
