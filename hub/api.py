@@ -41,6 +41,9 @@ from hub.tenants.endpoints import router as tenants_router
 __all__ = ["ROUTERS", "install_routes"]
 
 ROUTERS: tuple[APIRouter, ...] = (
+    # first: the route of every tool call, matched before the ~60 REST patterns a request is
+    # otherwise tried against in order; no other route matches its paths (tests/test_api_order.py)
+    gateway_router,
     health_router,
     whoami_router,
     platform_router,
@@ -57,7 +60,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     platform_audit_router,
     approvals_router,
     oauth_router,
-    gateway_router,
     lease_router,
     decisions_router,
     oauth_public_router,
