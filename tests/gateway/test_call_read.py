@@ -20,7 +20,7 @@ from hub.core import rls
 from hub.core.db import Database
 from hub.gateway.adapters.read import CallRead, read_call
 from tests.conftest import TEST_PEPPER
-from tests.gateway.support import Deployed, Upstream, deploy, rpc
+from tests.gateway.support import Deployed, Upstream, deploy
 from tests.peers.fixtures import HandmadePeerStarter
 
 ECHO = {
@@ -98,6 +98,7 @@ async def test_the_definer_returns_rows_only_for_the_keys_own_hash_and_tenant(
     deployment = uuid.UUID(ours.deployment_id)
 
     read = await _read(database, key.key_id, right, deployment)
+    assert rls.current() == str(ours.setup.tenant_id)  # the scope it set: the key's tenant
     assert read.values[5] == ours.agent.principal_id  # the key's principal
     assert [row.handle for row in read.rows] == ["up"]
     assert read.rows[0].agent_id == ours.agent.principal_id
@@ -112,22 +113,3 @@ async def test_the_definer_returns_rows_only_for_the_keys_own_hash_and_tenant(
     unknown = await _read(database, "x" * 12, right, deployment)
     assert unknown.values[0] is None
     assert unknown.rows == []
-
-
-async def test_the_scope_it_set_is_the_keys_tenant(
-    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
-) -> None:
-    if database.is_sqlite:
-        pytest.skip("row-level security is PostgreSQL's")
-    peer = await handmade_peer(era="modern", tools=[ECHO])
-    ours = await deploy(client, database, [Upstream("up", peer.url)])
-    key = _key(ours)
-    async with database.reads() as session:
-        await read_call(
-            session,
-            key.key_id,
-            hash_key(TEST_PEPPER.encode(), key.full),
-            uuid.UUID(ours.deployment_id),
-        )
-        assert rls.current() == str(ours.setup.tenant_id)
-    assert (await rpc(client, ours, "tools/list", {})).status_code == 200
