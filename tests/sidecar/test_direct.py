@@ -20,7 +20,7 @@ from tests.gateway.support import Upstream
 from tests.peers.fixtures import SdkPeerStarter
 from tests.sidecar.direct import DirectDeployed, deploy_direct, grant
 from tests.sidecar.support import CANARY, LiveHub, Sidecar, live_hub, stdio_sidecar
-from tests.support.stories import audit_events
+from tests.support.stories import audit_events, audit_events_written
 
 
 async def _direct_on(hub: LiveHub, peer_url: str) -> DirectDeployed:
@@ -118,7 +118,7 @@ async def test_both_hosts_give_the_same_deny_ask_and_allow_outcomes(
             assert await _outcomes(mcp, hub, world) == EXPECTED
         db = Database.from_url(hub.db_url)
         try:
-            calls = await audit_events(db, action="tool.call")
+            calls = await audit_events_written(db, len(EXPECTED) - 1, action="tool.call")
             leases = await audit_events(db, action="credential.lease", outcome="success")
         finally:
             await db.dispose()

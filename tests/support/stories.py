@@ -6,6 +6,8 @@ what most API tests start from, so that a test body is only the scenario it prov
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +19,13 @@ from hub.models import AuditEvent
 from tests.support.databases import owner_session
 from tests.support.factories import Actor, make_principal, make_tenant
 
-__all__ = ["TenantAdmin", "audit_count", "audit_events", "make_tenant_admin"]
+__all__ = [
+    "TenantAdmin",
+    "audit_count",
+    "audit_events",
+    "audit_events_written",
+    "make_tenant_admin",
+]
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,18 @@ async def audit_events(db: Database, **where: Any) -> list[AuditEvent]:
         query = query.where(getattr(AuditEvent, column) == value)
     async with owner_session(db, write=False) as session:
         return list((await session.execute(query)).scalars().all())
+
+
+async def audit_events_written(db: Database, expected: int, **where: Any) -> list[AuditEvent]:
+    """:func:`audit_events`, once ``expected`` rows match (at most 10 s): a live hub writes a tool
+    call's row just after the call's answer (:mod:`hub.audit.writer`), so a client that got the
+    answer may read the trail a moment before the row is there."""
+    deadline = time.monotonic() + 10
+    while True:
+        rows = await audit_events(db, **where)
+        if len(rows) >= expected or time.monotonic() > deadline:
+            return rows
+        await asyncio.sleep(0.02)
 
 
 async def audit_count(db: Database) -> int:
