@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from typing import Any
 
 import pytest
@@ -183,3 +184,26 @@ async def test_a_head_moved_by_another_writer_is_read_again(
     verified = await verify_chain(database, tenant)
     assert verified.ok
     assert verified.checked == 6
+
+
+async def test_an_unreachable_database_is_logged_and_the_wait_still_ends(
+    tenant: TenantId, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    away = Database.from_url(f"postgresql+asyncpg://hub@127.0.0.1:{port}/hub", pool_size=1)
+    writer = AuditWriter()
+    pending = Pending()
+    try:
+        with caplog.at_level(logging.ERROR, logger="hub.audit"):
+            for i in range(3):
+                writer.submit(away, _entry(tenant, i, canary="not-in-logs"), pending)
+            await asyncio.wait_for(pending.wait(), 30)
+            await writer.drain()
+    finally:
+        await away.dispose()
+    failures = [r for r in caplog.records if r.name == "hub.audit"]
+    assert len(failures) == 3  # the batch, then each row on its own: one line per lost row
+    assert all(r.getMessage() == "could not record audit event for tool.call" for r in failures)
+    assert "not-in-logs" not in caplog.text
