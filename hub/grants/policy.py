@@ -23,7 +23,7 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, time
+from datetime import UTC, datetime, time
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -219,7 +219,7 @@ def parse_conditions(raw: Mapping[str, Any] | None) -> TimeWindow | None:
     return _parse_time_window(raw["time_window"])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GrantRule:
     """One grant as the engine sees it."""
 
@@ -230,6 +230,11 @@ class GrantRule:
     expires_at: datetime | None = None
     window: TimeWindow | None = None
 
+    @property
+    def static(self) -> bool:
+        """Whether the rule applies the same way at every moment (no expiry, no window)."""
+        return self.expires_at is None and self.window is None
+
     def applies(self, action: str, at: datetime) -> bool:
         if self.action != "*" and self.action != action:
             return False
@@ -238,13 +243,15 @@ class GrantRule:
         return self.window is None or self.window.holds(at)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     effect: Effect
     grant_id: uuid.UUID | None
 
 
 DENY = Decision("deny", None)
+#: The concrete actions a request can name, each with its slot in a group's answer table.
+_SLOTS: Mapping[str, int] = {a: i for i, a in enumerate(a for a in ACTIONS if a != "*")}
 
 
 def _rank(rule: GrantRule) -> tuple[int, int, str]:
@@ -260,55 +267,114 @@ def _strongest(rules: Iterable[GrantRule], action: str, at: datetime) -> GrantRu
     return best
 
 
-def _boundaries(resource: str) -> list[int]:
-    """Indexes just past each ':' or '.' in ``resource``, longest prefix first."""
-    return [i + 1 for i in range(len(resource) - 1, -1, -1) if resource[i] in ":."]
+class _Sealed:
+    """The rules of one pattern, and, when none of them depends on time, their answer for each
+    concrete action worked out once (``table[_SLOTS[action]]``, ``None`` where no rule applies).
+
+    The table is what keeps a decision cheap in a large policy: a probe that finds a pattern
+    reads one tuple and a shared :class:`Decision` instead of walking rule objects and building
+    a result, so the memory a decision touches does not grow with the grants held. A pattern's
+    rules are sealed on its first decision, not at compile time, so compiling stays one cheap
+    pass over the grants and a policy pays only for the patterns it is asked about."""
+
+    __slots__ = ("rules", "table")
+
+    def __init__(self, rules: list[GrantRule]) -> None:
+        self.rules = rules
+        self.table: tuple[Decision | None, ...] | None = None
+        if all(rule.static for rule in rules):
+            answers: list[Decision | None] = []
+            for action in _SLOTS:
+                best = _strongest(rules, action, _EPOCH)
+                answers.append(None if best is None else Decision(best.effect, best.id))
+            self.table = tuple(answers)
+
+    def answer(self, action: str, slot: int | None, at: datetime) -> Decision | None:
+        table = self.table
+        if table is not None and slot is not None:
+            return table[slot]
+        best = _strongest(self.rules, action, at)
+        return None if best is None else Decision(best.effect, best.id)
+
+
+#: A pattern's entry in the index: its rules as compiled, or, once asked about, sealed.
+_Entry = list[GrantRule] | _Sealed
+
+
+def _sealed(index: dict[str, _Entry], key: str, entry: _Entry) -> _Sealed:
+    if isinstance(entry, _Sealed):
+        return entry
+    sealed = index[key] = _Sealed(entry)
+    return sealed
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # any moment: a sealed group's rules ignore time
 
 
 @dataclass
 class CompiledPolicy:
     """A principal's grants indexed for O(resource length) decisions."""
 
-    exact: dict[str, list[GrantRule]] = field(default_factory=dict)
-    prefixes: dict[str, list[GrantRule]] = field(default_factory=dict)
-    anything: list[GrantRule] = field(default_factory=list)
+    exact: dict[str, _Entry] = field(default_factory=dict)
+    prefixes: dict[str, _Entry] = field(default_factory=dict)
+    anything: _Sealed = field(default_factory=lambda: _Sealed([]))
+    #: the lengths of the prefix patterns' literal parts: a boundary of the resource at any
+    #: other length cannot name a pattern, so it is not looked up
+    prefix_lengths: frozenset[int] = frozenset()
     size: int = 0
 
     @classmethod
     def compile(cls, rules: Iterable[GrantRule]) -> CompiledPolicy:
         policy = cls()
+        prefixes: dict[str, list[GrantRule]] = {}
+        exact: dict[str, list[GrantRule]] = {}
+        anything: list[GrantRule] = []
         for rule in rules:
             policy.size += 1
             if rule.resource == "*":
-                policy.anything.append(rule)
+                anything.append(rule)
             elif rule.resource.endswith("*"):
-                policy.prefixes.setdefault(rule.resource[:-1], []).append(rule)
+                prefixes.setdefault(rule.resource[:-1], []).append(rule)
             else:
-                policy.exact.setdefault(rule.resource, []).append(rule)
+                exact.setdefault(rule.resource, []).append(rule)
+        policy.anything = _Sealed(anything)
+        policy.exact.update(exact)
+        policy.prefixes.update(prefixes)
+        policy.prefix_lengths = frozenset(map(len, prefixes))
         return policy
 
     def decide(self, resource: str, action: str, at: datetime) -> Decision:
-        """The effect for ``action`` on ``resource`` at time ``at``, and the grant that decided."""
-        candidates = self.exact.get(resource)
-        if candidates:
-            best = _strongest(candidates, action, at)
-            if best is not None:
-                return Decision(best.effect, best.id)
-        for end in _boundaries(resource):
-            candidates = self.prefixes.get(resource[:end])
-            if candidates:
-                best = _strongest(candidates, action, at)
-                if best is not None:
-                    return Decision(best.effect, best.id)
-        best = _strongest(self.anything, action, at)
-        return Decision(best.effect, best.id) if best is not None else DENY
+        """The effect for ``action`` on ``resource`` at time ``at``, and the grant that decided.
+
+        The exact pattern first, then each ``:`` or ``.`` boundary of the resource from the
+        longest prefix to the shortest (found with ``rfind``, and looked up only at a length
+        some prefix pattern has), then ``*``."""
+        slot = _SLOTS.get(action)
+        entry = self.exact.get(resource)
+        if entry is not None:
+            found = _sealed(self.exact, resource, entry).answer(action, slot, at)
+            if found is not None:
+                return found
+        lengths = self.prefix_lengths
+        if lengths:
+            prefixes = self.prefixes
+            end = len(resource)
+            while end > 0:
+                end = max(resource.rfind(":", 0, end), resource.rfind(".", 0, end))
+                if end >= 0 and end + 1 in lengths:
+                    key = resource[: end + 1]
+                    entry = prefixes.get(key)
+                    if entry is not None:
+                        found = _sealed(prefixes, key, entry).answer(action, slot, at)
+                        if found is not None:
+                            return found
+        return self.anything.answer(action, slot, at) or DENY
 
     def rules(self) -> Iterable[GrantRule]:
-        yield from self.anything
-        for group in self.prefixes.values():
-            yield from group
-        for group in self.exact.values():
-            yield from group
+        yield from self.anything.rules
+        for index in (self.prefixes, self.exact):
+            for entry in index.values():
+                yield from (entry.rules if isinstance(entry, _Sealed) else entry)
 
 
 def covers(pattern: str, other: str) -> bool:

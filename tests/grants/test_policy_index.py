@@ -118,9 +118,22 @@ queries = st.tuples(
 @settings(max_examples=500, deadline=None)
 @given(st.lists(rules(), max_size=30), st.lists(queries, min_size=1, max_size=12))
 def test_index_decides_as_the_linear_scan(rs: list[GrantRule], qs: list[tuple[str, str]]) -> None:
+    """Twice over: the first pass seals each pattern it reaches, the second reads the answer
+    tables those seals worked out (or, for a pattern with an expiry or a window, its rules)."""
     policy = CompiledPolicy.compile(rs)
-    for resource, action in qs:
-        assert policy.decide(resource, action, NOW) == reference(rs, resource, action, NOW)
+    for _ in range(2):
+        for resource, action in qs:
+            assert policy.decide(resource, action, NOW) == reference(rs, resource, action, NOW)
+
+
+def test_a_sealed_pattern_still_answers_an_action_outside_its_table() -> None:
+    """Asking ``call`` seals ``tool:a.*``; a request naming an action no resource has (here
+    ``*``, which ``may_confer`` never sends but a caller could) takes the rules, not a slot."""
+    wild = rule("tool:a.*", "*", "allow")
+    policy = CompiledPolicy.compile([wild])
+    assert policy.decide("tool:a.x", "call", NOW) == Decision("allow", wild.id)
+    assert policy.decide("tool:a.x", "*", NOW) == Decision("allow", wild.id)
+    assert policy.decide("tool:a.x", "launch", NOW) == Decision("allow", wild.id)
 
 
 @given(st.lists(rules(), max_size=30))
