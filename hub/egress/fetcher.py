@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -107,6 +108,13 @@ def _basic_credentials(basic: tuple[str, str]) -> str:
     client_id, secret = basic
     pair = f"{quote_plus(client_id, safe='')}:{quote_plus(secret, safe='')}"
     return base64.b64encode(pair.encode()).decode("ascii")
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(url: str) -> httpx2.URL:
+    """httpx2's parse of a URL :func:`validate_url` already normalised (immutable, so shared):
+    a tool call sends to the same few URLs, and parsing one costs more than sending it."""
+    return httpx2.URL(url)
 
 
 def _refuse_all_cookies() -> CookieJar:
@@ -182,7 +190,9 @@ class Fetcher:
     def _build_request(
         self, method: str, url: str, *, json: Any, content: bytes | None, headers: httpx2.Headers
     ) -> httpx2.Request:
-        return self._client.build_request(method, url, json=json, content=content, headers=headers)
+        return self._client.build_request(
+            method, _parsed(url), json=json, content=content, headers=headers
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
