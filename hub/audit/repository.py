@@ -8,12 +8,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import Select, Table, bindparam, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.base import Executable
 
 from hub.audit.chain import GENESIS
 from hub.core.pagination import Page, PageParams, fetch_page
@@ -23,6 +25,7 @@ from hub.models import AuditChainHead, AuditEvent
 __all__ = [
     "AuditFilters",
     "Head",
+    "NewEvent",
     "append_if_head",
     "chain_key",
     "chain_rows",
@@ -154,13 +157,32 @@ async def read_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
     return Head(0, GENESIS, None) if row is None else Head(row.seq, row.last_hash, row.last_id)
 
 
-async def insert_event(session: AsyncSession, event: AuditEvent) -> None:
+@dataclass(slots=True)
+class NewEvent:
+    """A row to append, as plain values: the appends insert it with Core statements, so it needs
+    none of an ``AuditEvent``'s ORM instrumentation (which cost a tool call's row more than its
+    hashing). Its fields are the table's columns (``tests/audit/test_writer.py`` holds them to
+    it) and :class:`~hub.audit.chain.ChainRow`'s."""
+
+    id: uuid.UUID
+    tenant_id: uuid.UUID | None
+    seq: int
+    at: datetime
+    actor_id: uuid.UUID | None
+    action: str
+    resource: str
+    outcome: str
+    request_id: str | None
+    details: dict[str, Any]
+    prev_hash: str
+    hash: str = ""
+
+
+async def insert_event(session: AsyncSession, event: NewEvent) -> None:
     await session.execute(_INSERT_EVENT, {key: getattr(event, key) for key in _EVENT_COLUMNS})
 
 
-async def append_event(
-    session: AsyncSession, tenant_id: TenantId | None, event: AuditEvent
-) -> None:
+async def append_event(session: AsyncSession, tenant_id: TenantId | None, event: NewEvent) -> None:
     """Insert ``event`` and move its chain's head to it (the head locked by :func:`lock_head`)."""
     if session.get_bind().dialect.name != "postgresql":
         await insert_event(session, event)
@@ -174,7 +196,7 @@ async def append_event(
 
 
 async def append_if_head(
-    session: AsyncSession, tenant_id: TenantId | None, event: AuditEvent, expected: Head
+    session: AsyncSession, tenant_id: TenantId | None, event: NewEvent, expected: Head
 ) -> bool:
     """PostgreSQL, on a connection in autocommit: insert ``event`` and move its chain's head to
     it if the head is still ``expected``, in one statement; False when it is not (another writer
@@ -188,8 +210,14 @@ async def append_if_head(
         b_last_id=event.id,
         b_last_hash=event.hash,
     )
-    result = await session.execute(_INSERT_EVENT_IF_MOVED, params)
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return bool(await session.run_sync(_rowcount, _INSERT_EVENT_IF_MOVED, params))
+
+
+def _rowcount(session: Session, statement: Executable, params: dict[str, Any]) -> int:
+    """``statement`` run as Core on the session's connection (one hop into its greenlet, none of
+    the ORM's statement handling: the statement names a table, not an entity)."""
+    rowcount: int = session.connection().execute(statement, params).rowcount
+    return rowcount
 
 
 def _filtered(tenant_id: TenantId | None, filters: AuditFilters) -> Select[AuditEvent]:

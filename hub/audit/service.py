@@ -106,9 +106,9 @@ async def _append_at(session: AsyncSession, head: repository.Head, entry: Entry)
     return repository.Head(event.seq, event.hash, event.id)
 
 
-def _event_after(head: repository.Head, entry: Entry) -> AuditEvent:
+def _event_after(head: repository.Head, entry: Entry) -> repository.NewEvent:
     """``entry`` as the row after ``head``, hashed on it."""
-    event = AuditEvent(
+    event = repository.NewEvent(
         id=uuid.uuid4(),
         tenant_id=entry.tenant_id.value if entry.tenant_id is not None else None,
         at=entry.at,

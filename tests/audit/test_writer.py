@@ -5,6 +5,7 @@ event does not take its batch with it, and waiting or draining returns once all 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import socket
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from sqlalchemy import event, select
 
 from hub.audit.actions import Action
+from hub.audit.repository import NewEvent
 from hub.audit.service import entry_of, record, verify_chain
 from hub.audit.writer import AuditWriter, Pending
 from hub.core.db import Database
@@ -207,3 +209,11 @@ async def test_an_unreachable_database_is_logged_and_the_wait_still_ends(
     assert len(failures) == 3  # the batch, then each row on its own: one line per lost row
     assert all(r.getMessage() == "could not record audit event for tool.call" for r in failures)
     assert "not-in-logs" not in caplog.text
+
+
+def test_a_new_event_carries_every_column_of_the_table() -> None:
+    """The appends insert a :class:`~hub.audit.repository.NewEvent` column by column: a column
+    added to ``audit_events`` but not to it would fail every append, and a field the table does
+    not have would never be written. Both sides are held to the same set here."""
+    columns = {column.key for column in AuditEvent.__table__.columns}
+    assert {f.name for f in dataclasses.fields(NewEvent)} == columns
