@@ -25,14 +25,16 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from hub.core.canonical import canonical_json
+from hub.models import AuditEvent
 
 __all__ = [
     "GENESIS",
     "ChainCheck",
     "ChainRow",
+    "NewEvent",
     "Verification",
     "link_hash",
     "normalise_details",
@@ -42,8 +44,12 @@ __all__ = [
 GENESIS = "0" * 64
 
 
-class ChainRow(Protocol):
-    """The columns of an audit row the chain covers (an ``AuditEvent`` has them all)."""
+@dataclass(slots=True)
+class NewEvent:
+    """A row about to be appended, as plain values: the appends insert it with Core statements,
+    so it needs none of an ``AuditEvent``'s ORM instrumentation (which cost a tool call's row
+    more than its hashing). Its fields are the table's columns (``tests/audit/test_writer.py``
+    holds them to it)."""
 
     id: uuid.UUID
     tenant_id: uuid.UUID | None
@@ -56,7 +62,11 @@ class ChainRow(Protocol):
     request_id: str | None
     details: dict[str, Any]
     prev_hash: str
-    hash: str
+    hash: str = ""
+
+
+#: What a hash is computed over: a stored row, or one about to be appended.
+ChainRow = AuditEvent | NewEvent
 
 
 def _plain(value: Any) -> Any:

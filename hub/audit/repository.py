@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.base import Executable
 
-from hub.audit.chain import GENESIS
+from hub.audit.chain import GENESIS, NewEvent
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import AuditChainHead, AuditEvent
@@ -155,27 +155,6 @@ async def move_head(
 async def read_head(session: AsyncSession, tenant_id: TenantId | None) -> Head:
     row = (await session.execute(_HEAD, {"chain": chain_key(tenant_id)})).first()
     return Head(0, GENESIS, None) if row is None else Head(row.seq, row.last_hash, row.last_id)
-
-
-@dataclass(slots=True)
-class NewEvent:
-    """A row to append, as plain values: the appends insert it with Core statements, so it needs
-    none of an ``AuditEvent``'s ORM instrumentation (which cost a tool call's row more than its
-    hashing). Its fields are the table's columns (``tests/audit/test_writer.py`` holds them to
-    it) and :class:`~hub.audit.chain.ChainRow`'s."""
-
-    id: uuid.UUID
-    tenant_id: uuid.UUID | None
-    seq: int
-    at: datetime
-    actor_id: uuid.UUID | None
-    action: str
-    resource: str
-    outcome: str
-    request_id: str | None
-    details: dict[str, Any]
-    prev_hash: str
-    hash: str = ""
 
 
 async def insert_event(session: AsyncSession, event: NewEvent) -> None:

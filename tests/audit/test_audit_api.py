@@ -8,15 +8,15 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from types import SimpleNamespace
 
 import httpx2
 import pytest
 from sqlalchemy import text
 
-from hub.audit.chain import GENESIS, link_hash
+from hub.audit.chain import GENESIS, NewEvent, link_hash
+from hub.audit.schemas import AuditEventRead
 from hub.core import clock
 from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
@@ -145,7 +145,7 @@ async def test_export_streams_ndjson_a_siem_can_verify(
     assert [line["seq"] for line in lines] == [1, 2, 3]
     prev = GENESIS
     for line in lines:  # recomputed from the export alone
-        row = SimpleNamespace(**{**line, "at": datetime.fromisoformat(line["at"])})
+        row = NewEvent(**AuditEventRead.model_validate(line).model_dump())
         assert link_hash(prev, row) == line["hash"]
         prev = line["hash"]
 

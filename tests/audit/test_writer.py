@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import event, select
 
 from hub.audit.actions import Action
-from hub.audit.repository import NewEvent
+from hub.audit.chain import NewEvent
 from hub.audit.service import entry_of, record, verify_chain
 from hub.audit.writer import AuditWriter, Pending
 from hub.core.db import Database
@@ -212,7 +212,7 @@ async def test_an_unreachable_database_is_logged_and_the_wait_still_ends(
 
 
 def test_a_new_event_carries_every_column_of_the_table() -> None:
-    """The appends insert a :class:`~hub.audit.repository.NewEvent` column by column: a column
+    """The appends insert a :class:`~hub.audit.chain.NewEvent` column by column: a column
     added to ``audit_events`` but not to it would fail every append, and a field the table does
     not have would never be written. Both sides are held to the same set here."""
     columns = {column.key for column in AuditEvent.__table__.columns}
