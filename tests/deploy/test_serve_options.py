@@ -1,0 +1,61 @@
+"""How ``hub serve`` runs uvicorn: httptools and uvloop, and Nagle's algorithm off on every
+connection, even one accepted on a listening socket made without ``IPPROTO_TCP``."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import uvicorn
+import uvloop
+
+from hub.cli.serve import UVICORN_OPTIONS, NoDelayHttpToolsProtocol
+
+
+def test_the_hub_is_served_by_httptools_on_uvloop() -> None:
+    config = uvicorn.Config("hub.cli.serve:served_app", factory=True, **UVICORN_OPTIONS)
+    assert config.http is NoDelayHttpToolsProtocol
+    loop_factory = config.get_loop_factory()
+    assert loop_factory is not None
+    loop = loop_factory()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()
+
+
+async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def test_a_served_connection_has_nagle_off() -> None:
+    # proto 0, as a socket bound without naming TCP: the loop would leave Nagle on
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listening.bind(("127.0.0.1", 0))
+    port = listening.getsockname()[1]
+    options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}  # the test's own loop
+    server = uvicorn.Server(uvicorn.Config(_app, lifespan="off", **options))
+    serving = asyncio.create_task(server.serve(sockets=[listening]))
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        connections = list(server.server_state.connections)
+        assert len(connections) == 1
+        assert isinstance(connections[0], NoDelayHttpToolsProtocol)
+        transport: Any = connections[0].transport  # type: ignore[attr-defined]
+        sock = transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        writer.close()
+        await writer.wait_closed()
+    finally:
+        server.should_exit = True
+        await serving
