@@ -32,6 +32,18 @@ async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
+class _Server(uvicorn.Server):
+    """Sets ``ready`` once it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = asyncio.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.ready.set()
+
+
 async def test_a_served_connection_has_nagle_off() -> None:
     # proto 0, as a socket bound without naming TCP: the loop would leave Nagle on
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
@@ -39,11 +51,10 @@ async def test_a_served_connection_has_nagle_off() -> None:
     listening.bind(("127.0.0.1", 0))
     port = listening.getsockname()[1]
     options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}  # the test's own loop
-    server = uvicorn.Server(uvicorn.Config(_app, lifespan="off", **options))
+    server = _Server(uvicorn.Config(_app, lifespan="off", **options))
     serving = asyncio.create_task(server.serve(sockets=[listening]))
     try:
-        while not server.started:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(server.ready.wait(), 10)
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         head = await reader.readuntil(b"\r\n\r\n")
@@ -51,7 +62,7 @@ async def test_a_served_connection_has_nagle_off() -> None:
         connections = list(server.server_state.connections)
         assert len(connections) == 1
         assert isinstance(connections[0], NoDelayHttpToolsProtocol)
-        transport: Any = connections[0].transport  # type: ignore[attr-defined]
+        transport: Any = connections[0].transport
         sock = transport.get_extra_info("socket")
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
         writer.close()
