@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.auth.caller import Caller
 from hub.auth.key_format import ParsedKey, parse_key
 from hub.auth.service import admit_key_values, authenticate
-from hub.core.deps import SessionDep, get_settings_dep
+from hub.core.deps import SessionDep, get_settings_dep, session_of
 from hub.core.errors import Unauthorized
 from hub.core.logging import bind_context
 
@@ -27,6 +27,7 @@ __all__ = [
     "CallerDep",
     "admit_request_values",
     "authenticate_request",
+    "caller_of",
     "get_caller",
     "parsed_key",
     "pepper_of",
@@ -61,6 +62,17 @@ async def get_caller(
     request: Request, key: Annotated[ParsedKey, Depends(parsed_key)], session: SessionDep
 ) -> Caller:
     return await authenticate_request(request, key, session)
+
+
+async def caller_of(request: Request) -> Caller:
+    """The request's caller, for a dependency below the request's session (the routes of a
+    :func:`hub.authz.throttle.rest_router` authenticate in its rate-limit dependency, which
+    declares the key before the session): a plain call, not one more node of the dependency
+    tree for FastAPI to solve on every request."""
+    cached: Caller | None = getattr(request.state, "caller", None)
+    if cached is not None:
+        return cached
+    return await authenticate_request(request, await parsed_key(request), session_of(request))
 
 
 async def authenticate_request(request: Request, key: ParsedKey, session: AsyncSession) -> Caller:

@@ -16,7 +16,7 @@ from fastapi import Depends, Path, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import Caller, TenantAccess
-from hub.auth.deps import CallerDep
+from hub.auth.deps import CallerDep, caller_of
 from hub.authz import repository
 from hub.authz.decider import Effect, RouteDecider
 from hub.authz.throttle import enforce
@@ -38,7 +38,11 @@ __all__ = [
     "get_tenant_access",
     "item_resource",
     "require",
+    "tenant_access_of",
 ]
+
+#: the path parameter every tenant route names its tenant with
+TenantPath = Annotated[str, Path(description="Tenant id or slug")]
 
 
 async def require_platform_admin(caller: CallerDep) -> Caller:
@@ -63,11 +67,13 @@ async def _tenant_of_path(session: AsyncSession, t: str) -> uuid.UUID | None:
     return None
 
 
-async def get_tenant_access(
-    request: Request,
-    caller: CallerDep,
-    t: Annotated[str, Path(description="Tenant id or slug")],
-) -> TenantAccess:
+async def get_tenant_access(request: Request, caller: CallerDep, t: TenantPath) -> TenantAccess:
+    """The tenant ``{t}`` the caller acts in (a dependency; 404 for one it may not see)."""
+    return await tenant_access_of(request, caller, t)
+
+
+async def tenant_access_of(request: Request, caller: Caller, t: str) -> TenantAccess:
+    """:func:`get_tenant_access` as a plain call, on the request's session."""
     session = session_of(request)  # the caller's dependency opened it
     own = caller.tenant_id
     if own is not None and t == str(own.value):  # its own tenant by id: no query needed
@@ -146,10 +152,14 @@ def authorize(
     caller never spends the tenant's budget.
     """
 
-    async def dependency(
-        request: Request, response: Response, access: TenantAccessDep
+    async def authorize_dependency(
+        request: Request, response: Response, t: TenantPath
     ) -> TenantAccess:
-        session = session_of(request)  # opened below TenantAccessDep, by the caller's
+        # one node of the route's dependency tree: the caller was authenticated by the
+        # router's first dependency (hub.authz.throttle.rest_rate_limit), on the request's
+        # session, which it opened
+        access = await tenant_access_of(request, await caller_of(request), t)
+        session = session_of(request)
         if kind == "audit":
             resource = "audit"
         elif item is not None:
@@ -162,4 +172,4 @@ def authorize(
             await enforce(request, response, limit, str(access.tenant_id.value))
         return access
 
-    return Depends(dependency)
+    return Depends(authorize_dependency)

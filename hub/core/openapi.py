@@ -118,10 +118,10 @@ def _error_statuses(route: RouteContext, method: str, operation: dict[str, Any])
     calls = _calls(route.dependant)
     path = str(route.path_format)
     statuses: dict[str, str] = {}
-    if "get_caller" in calls:
+    if calls & {"get_caller", "rest_rate_limit"}:
         statuses["401"] = "No valid API key (one body for every cause)"
         statuses["503"] = "The database is unavailable"
-    if calls & {"get_tenant_access", "require_platform_admin"}:
+    if calls & {"get_tenant_access", "authorize_dependency", "require_platform_admin"}:
         statuses["403"] = "A grant does not allow this (the body names resource and action)"
     if "{" in path:
         statuses["404"] = "Absent, or another tenant's"
