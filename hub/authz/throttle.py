@@ -26,7 +26,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from hub.auth.deps import authenticate_request, parsed_key
 from hub.auth.key_format import ParsedKey
 from hub.core.components import components_of
-from hub.core.deps import SessionDep
+from hub.core.deps import SessionDep, SessionRoute
 from hub.core.errors import RateLimited
 from hub.core.openapi import RATE_LIMITED
 from hub.ratelimit import LimitKind, RateLimiter
@@ -75,6 +75,7 @@ def rest_router(prefix: str = "", *, tags: list[str]) -> APIRouter:
     """
     return APIRouter(
         prefix=prefix,
+        route_class=SessionRoute,
         tags=list(tags),
         dependencies=[Depends(rest_rate_limit)],
         responses={429: RATE_LIMITED},

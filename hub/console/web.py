@@ -19,7 +19,6 @@ from urllib.parse import quote, urlsplit
 
 from fastapi import Depends, Path, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import APIRoute
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -38,7 +37,7 @@ from hub.console.security import (
     check_token,
     secure_headers,
 )
-from hub.core.deps import SessionDep, get_settings_dep
+from hub.core.deps import SessionDep, SessionRoute, get_settings_dep
 from hub.core.errors import BadRequest, HubError, RateLimited
 from hub.core.handlers import request_id_of
 from hub.core.logging import bind_context
@@ -258,7 +257,7 @@ def _sign_in(request: Request) -> Response:
     return RedirectResponse(f"/console/login?next={quote(target, safe='')}", status_code=303)
 
 
-class ConsoleRoute(APIRoute):
+class ConsoleRoute(SessionRoute):
     """A console page: errors become HTML pages, and every response carries the headers."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:

@@ -1,7 +1,7 @@
 """Database engine and session lifecycle (DESIGN §13 "Transactions", STYLE "Sessions").
 
 One :class:`Database` per app: an async engine and two session factories. A request gets one
-session (see :func:`hub.core.deps.get_session`), committed once at the edge, before the response
+session (see :class:`hub.core.deps.SessionRoute`), committed once at the edge, before the response
 is sent, and rolled back on error. Requests that may write use the *write* factory: on SQLite its
 transactions start with ``BEGIN IMMEDIATE`` so two writers queue on the database lock instead of
 failing to upgrade a read lock later. Reads run outside any transaction, each statement

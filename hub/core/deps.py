@@ -1,10 +1,19 @@
 """Request-scoped dependencies shared by every domain: the settings, the database, the session.
 
-``SessionDep`` is the request's one session. Its dependency runs with ``scope="function"``, so its
-exit (commit, or rollback on error) happens when the endpoint returns and *before* the response is
+``SessionDep`` is the request's one session, opened and ended by the route itself: every route
+that may declare it is a :class:`SessionRoute` (the routers of :func:`hub.authz.throttle.
+rest_router`, the console's, the OAuth callback's). The session's end (commit, or rollback on
+error) comes when the endpoint has returned and its response is built, *before* the response is
 sent: a client never sees 2xx for a write that then failed to commit (commit at the edge, STYLE).
-Authentication and authorisation read on it too (FastAPI gives every dependency of a request the
-same instance), so a request costs one session and, at a time, one pooled connection.
+Authentication and authorisation read on it too (the same instance for every dependency of a
+request), so a request costs one session and, at a time, one pooled connection. Opening a
+session takes no connection: a request that never reaches the database (a key with a bad
+checksum) costs no connection and no query.
+
+Why the route and not a ``yield`` dependency with ``scope="function"`` (which gives the same
+order): FastAPI runs each such dependency under an exit stack and a shielded cancel scope of
+anyio's, and that machinery cost about a tenth of an authenticated GET's CPU (measured in
+process, issue 13); the route does the same in a ``try``.
 
 A request with a method other than GET/HEAD/OPTIONS gets a write session, unless its endpoint is
 marked :func:`reads_only` (a POST that only computes an answer, such as a grant check): on SQLite
@@ -13,10 +22,12 @@ a write session takes the database's write lock, which such a request has no use
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Response
+from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import rls
@@ -27,11 +38,12 @@ from hub.core.settings import Settings
 __all__ = [
     "DatabaseDep",
     "SessionDep",
+    "SessionRoute",
     "SettingsDep",
     "get_database",
-    "get_session",
     "get_settings_dep",
     "reads_only",
+    "request_session",
     "session_of",
 ]
 
@@ -46,11 +58,8 @@ def reads_only(endpoint: F) -> F:
     return endpoint
 
 
-def _writes(request: Request) -> bool:
-    if request.method in _READ_METHODS:
-        return False
-    endpoint = getattr(request.scope.get("route"), "endpoint", None)
-    return not getattr(endpoint, _READS_ONLY, False)
+def _writes(method: str, endpoint: Callable[..., Any]) -> bool:
+    return method not in _READ_METHODS and not getattr(endpoint, _READS_ONLY, False)
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -62,11 +71,13 @@ def get_database(request: Request) -> Database:
     return db
 
 
-async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    db = get_database(request)
+@asynccontextmanager
+async def request_session(request: Request, *, writes: bool) -> AsyncIterator[AsyncSession]:
+    """The request's session for the block (what :class:`SessionRoute` runs a request in; the
+    tests drive it directly): committed at the end if it may write or holds a change, closed,
+    rolled back and closed if the block raises."""
     await rls.enter(None, None)  # no scope until authentication enters the caller's
-    writes = _writes(request)
-    session = db.sessionmaker(write=writes)()
+    session = get_database(request).sessionmaker(write=writes)()
     request.state.db_session = session
     try:
         yield session
@@ -83,12 +94,28 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
         raise
 
 
+class SessionRoute(APIRoute):
+    """A route whose requests run in :func:`request_session`: the session is open while
+    FastAPI solves the dependencies and runs the endpoint, and ended once the response is
+    built, before it is sent (see the module docstring)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        endpoint = self.endpoint
+
+        async def app(request: Request) -> Response:
+            async with request_session(request, writes=_writes(request.method, endpoint)):
+                return await handler(request)
+
+        return app
+
+
 def session_of(request: Request) -> AsyncSession:
-    """The request's session, for a dependency below one that opened it (every dependency of
-    an authenticated route sits below the caller's, which depends on ``SessionDep``): one
-    dependency fewer for FastAPI to solve on every request than declaring ``SessionDep`` again.
-    The same instance ``SessionDep`` gives."""
-    session: AsyncSession = request.state.db_session
+    """The request's session (a :class:`SessionRoute`'s), for code that has the request: the
+    same instance ``SessionDep`` gives, without a dependency for FastAPI to solve."""
+    session: AsyncSession | None = getattr(request.state, "db_session", None)
+    if session is None:
+        raise RuntimeError(f"{request.url.path}: a route with a session is a SessionRoute")
     return session
 
 
@@ -104,4 +131,10 @@ async def _database(request: Request) -> Database:
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DatabaseDep = Annotated[Database, Depends(_database)]
-SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+
+
+async def _session(request: Request) -> AsyncSession:
+    return session_of(request)
+
+
+SessionDep = Annotated[AsyncSession, Depends(_session)]

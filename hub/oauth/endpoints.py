@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
 from hub.authz.throttle import rest_router
-from hub.core.deps import DatabaseDep, SessionDep
+from hub.core.deps import DatabaseDep, SessionDep, SessionRoute
 from hub.core.openapi import error_response
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope
@@ -28,7 +28,7 @@ from hub.oauth.schemas import (
 )
 
 router = rest_router(prefix="/tenants/{t}/oauth", tags=["oauth"])
-public_router = APIRouter(tags=["oauth"])
+public_router = APIRouter(tags=["oauth"], route_class=SessionRoute)
 
 _FLOW_REASONS = sorted(set(MESSAGES) - CALLBACK_REFUSALS - {"token_request_failed"})
 OAUTH_FAILED = error_response(

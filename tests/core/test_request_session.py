@@ -1,4 +1,4 @@
-"""The request's session at its exit (``hub.core.deps.get_session``), on both backends.
+"""The request's session at its exit (``hub.core.deps.request_session``), on both backends.
 
 A read request's session is closed rather than committed when it holds no change, so what must
 still hold is pinned here: a change left pending in a read session is committed, a request that
@@ -8,9 +8,8 @@ fails rolls its session back, and every exit gives the connection back to the po
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
-from typing import cast
 
 import pytest
 from sqlalchemy import event, select
@@ -19,7 +18,7 @@ from starlette.requests import Request
 
 from hub.core import clock
 from hub.core.db import Database
-from hub.core.deps import get_session
+from hub.core.deps import request_session
 from hub.models import Tenant
 from tests.support.databases import owner_session
 
@@ -66,15 +65,21 @@ async def _run(
     *,
     fail: bool = False,
 ) -> None:
-    sessions = cast("AsyncGenerator[AsyncSession]", get_session(_request(database, method)))
-    session = await anext(sessions)
-    await work(session)
+    request = _request(database, method)
     if fail:
         with pytest.raises(RuntimeError):
-            await sessions.athrow(RuntimeError("the endpoint failed"))
+            await _fail_in(request, method, work)
         return
-    with pytest.raises(StopAsyncIteration):
-        await anext(sessions)
+    async with request_session(request, writes=method != "GET") as session:
+        await work(session)
+
+
+async def _fail_in(
+    request: Request, method: str, work: Callable[[AsyncSession], Awaitable[None]]
+) -> None:
+    async with request_session(request, writes=method != "GET") as session:
+        await work(session)
+        raise RuntimeError("the endpoint failed")
 
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
