@@ -14,10 +14,8 @@ from typing import Any, cast
 
 from sqlalchemy import String, Uuid, bindparam, column, delete, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
-from hub.core import rls
-from hub.core.db import read_row
+from hub.core.db import read_row, read_scoping_rows
 from hub.core.dbtypes import UTCDateTime
 from hub.models import ApiKey, ConsoleSession, Principal, Tenant
 
@@ -115,23 +113,8 @@ async def find_key(session: AsyncSession, key_id: str) -> KeyRecord | None:
     if session.get_bind().dialect.name != "postgresql":
         row = await read_row(session, _FIND_KEY, {"key_id": key_id})
         return None if row is None else KeyRecord(*cast("tuple[Any, ...]", row))
-    values = await session.run_sync(_find_key_definer, key_id)
-    return key_record_of(values)
-
-
-def _find_key_definer(session: Session, key_id: str) -> tuple[Any, ...]:
-    """The definer's row, with the scope it set noted on the connection: one greenlet hop for
-    the statement and the note (this runs on every authenticated request)."""
-    return _definer_row(session, _FIND_KEY_DEFINER, {"key_id": key_id})
-
-
-def _definer_row(session: Session, statement: Any, params: dict[str, Any]) -> tuple[Any, ...]:
-    """A SECURITY DEFINER lookup whose last column is the RLS scope it set on the connection,
-    noted there in the same greenlet hop."""
-    connection = session.connection()  # Core: plain columns, no ORM layer (see read_row)
-    values = cast("tuple[Any, ...]", connection.execute(statement, params).one())
-    rls.set_by_statement(session, connection, str(values[-1]))
-    return values
+    rows = await read_scoping_rows(session, _FIND_KEY_DEFINER, {"key_id": key_id}, -1)
+    return key_record_of(tuple(rows[0]))
 
 
 async def find_key_by_row(session: AsyncSession, api_key_id: uuid.UUID) -> KeyRecord | None:
@@ -207,9 +190,10 @@ async def find_console_session(
     """The console session whose token hashes to ``token_hash``; on PostgreSQL its tenant's RLS
     scope is entered on the way (the requests after it read that tenant's rows)."""
     if session.get_bind().dialect.name == "postgresql":
-        values = await session.run_sync(
-            _definer_row, _FIND_CONSOLE_SESSION_DEFINER, {"token_hash": token_hash}
+        rows = await read_scoping_rows(
+            session, _FIND_CONSOLE_SESSION_DEFINER, {"token_hash": token_hash}, -1
         )
+        values = tuple(rows[0])
         return None if values[0] is None else ConsoleSessionRecord(*values[:-1])
     row = (
         await session.execute(

@@ -31,10 +31,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Row, make_url
+from sqlalchemy.exc import MultipleResultsFound
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -45,7 +46,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 from sqlalchemy.sql import Executable
 
-from hub.core import rls, sqlite
+from hub.core import plainreads, rls, sqlite
 
 _ = rls  # its session hook sets row-level security's scope on every PostgreSQL transaction
 
@@ -55,6 +56,7 @@ __all__ = [
     "preliminary_reads",
     "read_row",
     "read_rows",
+    "read_scoping_rows",
     "sqlite_file",
 ]
 
@@ -64,6 +66,9 @@ __all__ = [
 _MODE = "hub_mode"
 #: Session.info key of a write session: the execution options of its preliminary reads.
 _PRELIMINARY = "hub_preliminary_options"
+#: Session.info key of a read session: its plain reads may run past the session
+#: (:mod:`hub.core.plainreads`) while it holds no connection.
+_PLAIN_READS = "hub_plain_reads"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
 
@@ -141,6 +146,8 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
         return _sqlite_engine(url, pool_size=pool_size, echo=echo)
     # No pre-ping: it is a round trip on every checkout. A connection the server dropped fails
     # its request with a 503 instead, and SQLAlchemy then discards every older pooled connection.
+    # Last in, first out: a request's reads, one checkout each (hub.core.plainreads), find the
+    # connection the previous one used, its row-level security scope already set.
     return create_async_engine(
         url,
         echo=echo,
@@ -148,6 +155,7 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_recycle=1800,
+        pool_use_lifo=True,
     )
 
 
@@ -184,14 +192,39 @@ async def preliminary_reads(session: AsyncSession) -> AsyncIterator[AsyncSession
     await session.commit()
 
 
-async def read_row(
-    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
-) -> Row[Any] | None:
-    """The one row (or None) of a Core ``statement`` of plain columns, run on ``session``'s own
-    connection and transaction (begun as any of its statements would be, hooks included) but
-    past the ORM's execution layer: no ORM result, no loading machinery, one greenlet hop. For
-    the reads on every request that return columns, never entities."""
-    return await session.run_sync(_read_row, statement, params)
+async def _plain(
+    session: AsyncSession,
+    statement: Executable,
+    params: Mapping[str, Any],
+    scope_column: int | None = None,
+) -> list[Any] | None:
+    """The rows of ``statement`` read past the session (:mod:`hub.core.plainreads`), or None
+    when the session must read it itself: a write session, one holding a connection already, or
+    a statement with no plan."""
+    if not session.info.get(_PLAIN_READS) or session.in_transaction():
+        return None
+    engine = cast("AsyncEngine", session.bind)
+    plan = plainreads.plan_of(statement, engine.dialect)
+    if plan is None:
+        return None
+    if scope_column is not None:
+        return await plainreads.fetch_scoping(engine, plan, params, scope_column)
+    return await plainreads.fetch(engine, plan, params)
+
+
+async def read_row(session: AsyncSession, statement: Executable, params: Mapping[str, Any]) -> Any:
+    """The one row (or None) of a Core ``statement`` of plain columns, past the ORM's execution
+    layer: no ORM result, no loading machinery. For the reads on every request that return
+    columns, never entities. A read session that holds no connection reads it on a pooled
+    connection of its own (:mod:`hub.core.plainreads`); any other runs it on its own connection
+    and transaction (begun as any of its statements would be, hooks included), one greenlet hop.
+    Either way the row has the statement's columns by position and by name."""
+    rows = await _plain(session, statement, params)
+    if rows is None:
+        return await session.run_sync(_read_row, statement, params)
+    if len(rows) > 1:
+        raise MultipleResultsFound("a plain read of one row found several")
+    return rows[0] if rows else None
 
 
 def _read_row(
@@ -202,15 +235,42 @@ def _read_row(
 
 async def read_rows(
     session: AsyncSession, statement: Executable, params: Mapping[str, Any]
-) -> Sequence[Row[Any]]:
+) -> Sequence[Any]:
     """Every row of a Core ``statement`` of plain columns, as :func:`read_row` runs it."""
-    return await session.run_sync(_read_rows, statement, params)
+    rows = await _plain(session, statement, params)
+    if rows is None:
+        return await session.run_sync(_read_rows, statement, params)
+    return rows
 
 
 def _read_rows(
     session: Session, statement: Executable, params: Mapping[str, Any]
 ) -> Sequence[Row[Any]]:
     return session.connection().execute(statement, params).all()
+
+
+async def read_scoping_rows(
+    session: AsyncSession, statement: Executable, params: Mapping[str, Any], scope_column: int
+) -> Sequence[Any]:
+    """The rows of a ``SECURITY DEFINER`` lookup (PostgreSQL) that sets the connection's
+    row-level security scope itself and returns it in column ``scope_column`` of its first row
+    (it always returns one: the key's, the console session's, the gateway's read); call
+    :func:`hub.core.rls.expect_scope_from_statement` first. The scope it set is this context's
+    from then on, noted on the connection that holds it: run as :func:`read_rows` runs a read."""
+    rows = await _plain(session, statement, params, scope_column)
+    if rows is None:
+        return await session.run_sync(_scoping_rows, statement, params, scope_column)
+    return rows
+
+
+def _scoping_rows(
+    session: Session, statement: Executable, params: Mapping[str, Any], scope_column: int
+) -> Sequence[Row[Any]]:
+    """The lookup and the note of the scope it set, in one greenlet hop."""
+    connection = session.connection()
+    rows = connection.execute(statement, params).all()
+    rls.set_by_statement(session, connection, str(rows[0][scope_column]))
+    return rows
 
 
 class Database:
@@ -221,7 +281,10 @@ class Database:
         self.is_sqlite = engine.dialect.name == "sqlite"
         read = _read_options(engine)
         self._read = async_sessionmaker(
-            engine.execution_options(**read), expire_on_commit=False, autoflush=False
+            engine.execution_options(**read),
+            expire_on_commit=False,
+            autoflush=False,
+            info={_PLAIN_READS: True},
         )
         self._write = async_sessionmaker(
             engine.execution_options(**{_MODE: "write"}),

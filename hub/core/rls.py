@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -42,11 +42,14 @@ __all__ = [
     "PLATFORM",
     "Platform",
     "Scope",
+    "apply_raw",
     "current",
     "enter",
     "enter_job",
     "expect_scope_from_statement",
+    "note_raw",
     "scope",
+    "set_by_raw_statement",
     "set_by_statement",
     "setting_of",
     "within",
@@ -59,6 +62,7 @@ _HELD = "hub_rls_scope"  # connection info: the value set on it at session level
 _UNKNOWN = "?"  # held: not known (set inside a transaction that may yet roll back)
 _PENDING = "pending"  # the scope: the next statement sets it (authentication's key read)
 _SET = text("SELECT set_config('hub.tenant_id', :value, :local)")
+_SET_RAW = "SELECT set_config('hub.tenant_id', $1, false)"  # asyncpg's positional style
 
 
 class Platform:
@@ -143,6 +147,33 @@ def set_by_statement(session: Session, connection: Connection, value: str) -> No
     _current.set(value)
     connection.connection.info[_HELD] = value if _autocommit(connection) else _UNKNOWN
     _by_statement.set((session, value))
+
+
+def apply_raw(info: dict[Any, Any], cursor: Any, sent: Callable[[str], None] | None = None) -> None:
+    """Set this context's scope at session level on a pooled PostgreSQL connection used in
+    autocommit outside any session (:mod:`hub.core.plainreads`; ``info`` is the pooled
+    connection's, ``cursor`` its DBAPI cursor), unless the connection holds it already."""
+    wanted = _current.get()
+    if wanted == _PENDING:
+        wanted = ""  # a statement that sets the scope itself does not come through here
+    if info.get(_HELD, "") == wanted:
+        return
+    if sent is not None:
+        sent(_SET_RAW)
+    cursor.execute(_SET_RAW, (wanted,))
+    info[_HELD] = wanted
+
+
+def note_raw(info: dict[Any, Any], value: str) -> None:
+    """A statement set ``value`` at session level on the pooled connection whose ``info`` this
+    is (a definer lookup in autocommit, :func:`hub.core.plainreads.fetch_scoping`)."""
+    info[_HELD] = value
+
+
+def set_by_raw_statement(value: str) -> None:
+    """A definer lookup outside any session set ``value``: it is this context's scope now."""
+    _current.set(value)
+    _by_statement.set(None)
 
 
 async def _apply_now(session: AsyncSession | None, wanted: str) -> None:

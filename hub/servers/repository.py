@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Row, bindparam, exists, select
+from sqlalchemy import bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import read_row
@@ -38,8 +38,9 @@ _ROW_BY_HANDLE = select(Server.__table__).where(
 )
 
 
-async def row_by_handle(session: AsyncSession, tenant_id: TenantId, handle: str) -> Row[Any] | None:
-    """The live server's columns as a row, without an ORM object (for reads that only show it)."""
+async def row_by_handle(session: AsyncSession, tenant_id: TenantId, handle: str) -> Any:
+    """The live server's columns as a row by name (None when absent), without an ORM object
+    (for reads that only show it)."""
     params = tenant_params(tenant_id, handle=handle)
     return await read_row(session, _ROW_BY_HANDLE, params)
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
 
 import httpx2
-from sqlalchemy import event, select, text, update
+from sqlalchemy import select, text, update
 
 from hub.auth.key_format import generate_key, hash_key, parse_key
 from hub.core import clock
@@ -17,20 +14,7 @@ from hub.models import ApiKey, Principal, Tenant
 from tests.conftest import ClockControl
 from tests.support.databases import as_owner, owner_session
 from tests.support.factories import PEPPER, make_platform_admin, make_principal, make_tenant
-
-
-@contextmanager
-def count_statements(db: Database) -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def listener(*args: Any) -> None:
-        statements.append(str(args[2]))
-
-    event.listen(db.engine.sync_engine, "before_cursor_execute", listener)
-    try:
-        yield statements
-    finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", listener)
+from tests.support.queries import count_statements
 
 
 def _assert_uniform_401(responses: list[httpx2.Response]) -> None:

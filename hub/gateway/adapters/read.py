@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, column, text
+from sqlalchemy import column, text
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
 from hub.auth.service import DEFINER_KEY_COLUMNS
 from hub.core import rls
+from hub.core.db import read_scoping_rows
 from hub.deployments.service import VIEW_COLUMNS
 
 __all__ = ["CallRead", "read_call"]
@@ -42,7 +42,7 @@ class CallRead:
     deployment, another tenant's, or a key whose hash did not match)."""
 
     values: tuple[Any, ...]
-    rows: Sequence[Row[Any]]
+    rows: Sequence[Any]
 
 
 async def read_call(
@@ -51,13 +51,7 @@ async def read_call(
     """Run ``hub_gateway_read`` as the session's first statement (PostgreSQL only)."""
     rls.expect_scope_from_statement()  # the function sets the scope; the begin sends none
     params = {"key_id": key_id, "key_hash": key_hash, "deployment_id": deployment_id}
-    return await session.run_sync(_read, params)
-
-
-def _read(session: Session, params: dict[str, Any]) -> CallRead:
-    connection = session.connection()
-    rows = connection.execute(_READ, params).all()
+    rows = await read_scoping_rows(session, _READ, params, _SCOPE)
     first = tuple(rows[0])  # always one row at least (LEFT JOINs)
-    rls.set_by_statement(session, connection, str(first[_SCOPE]))
     view_rows = [row for row in rows if row.agent_id is not None]
     return CallRead(first[: _SCOPE + 1], view_rows)

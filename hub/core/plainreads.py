@@ -1,0 +1,223 @@
+"""Reads of plain columns on a pooled driver connection, past SQLAlchemy's execution layer.
+
+Every authenticated request reads its key, and most read one more row (a server by handle, a
+principal's ``grants_version``, a deployment's view); none of these reads builds an ORM object.
+Through the request's session such a read costs the session's transaction bookkeeping, a
+``Connection`` with its execution context and a result object around the driver's rows:
+measured in process, two such reads cost 200-240 µs of CPU on either backend, the same two
+statements on a pooled connection's driver cursor 65 µs (docs/decisions.md, issue 13).
+
+What stays SQLAlchemy's:
+
+- the statement: a Core ``select`` (or ``text().columns()``) compiled once per dialect, its
+  parameters and columns converted by SQLAlchemy's own bind and result processors of their
+  types (:class:`Plan`);
+- the pool: the read checks a connection out and back in (reset on return, as always);
+- the driver adapter: the read runs on the same DBAPI cursor SQLAlchemy would use, so a driver
+  error arrives as the same SQLAlchemy exception (:class:`~sqlalchemy.exc.DBAPIError` and its
+  subclasses, built by SQLAlchemy), and a disconnect invalidates the connection: the handlers'
+  503 mapping is unchanged.
+
+When: only for a read session (:meth:`hub.core.db.Database.sessionmaker` with ``write=False``,
+and :meth:`~hub.core.db.Database.reads`: each statement its own transaction, ``AUTOCOMMIT`` on
+PostgreSQL and no ``BEGIN`` on SQLite) that holds no connection yet. Such a session would have
+run the statement alone, on a fresh connection, in a transaction of its own, exactly as here. A
+session holding a connection, or a write session, reads on its own connection as before
+(:func:`hub.core.db.read_row`): its writes visible, its locks kept.
+
+One connection at a time: the read's connection goes back to the pool before the read returns,
+so a request never holds two (a session that connects later takes one from the pool as usual).
+
+Row-level security (PostgreSQL): the connection's scope (its session-level ``hub.tenant_id``,
+noted on the pooled connection as :mod:`hub.core.rls` notes it) is set to this context's scope
+first when it differs; a ``SECURITY DEFINER`` lookup that sets the scope itself (the key's read)
+sets it, and the note and the context's scope follow it (:func:`fetch_scoping`). The engine's
+pool hands out the most recently returned connection first (``pool_use_lifo``), so a request's
+reads usually find their scope already set.
+
+Written here rather than taken from a library: SQLAlchemy has no public "execute a compiled
+statement on a DBAPI connection" shortcut; this module is that shortcut, built from its public
+parts (``compile``, ``dialect_impl``, ``bind_processor``/``result_processor``, the pool, the
+dialect's isolation and disconnect hooks, ``DBAPIError.instance``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections import namedtuple
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql import ClauseElement, Executable
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.util import greenlet_spawn
+
+from hub.core import rls
+
+__all__ = ["Plan", "fetch", "fetch_scoping", "observe", "plan_of"]
+
+Processor = Callable[[Any], Any]
+
+#: callbacks given every statement this module sends (its SQL), in order: the engine's
+#: ``before_cursor_execute`` event does not see them (tests count queries with both)
+_observers: list[Callable[[str], None]] = []
+
+
+@contextlib.contextmanager
+def observe(callback: Callable[[str], None]) -> Iterator[None]:
+    """Call ``callback`` with the SQL of every statement sent here while the block runs."""
+    _observers.append(callback)
+    try:
+        yield
+    finally:
+        _observers.remove(callback)
+
+
+def _sent(sql: str) -> None:
+    for callback in tuple(_observers):
+        callback(sql)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A statement compiled for one dialect: its SQL, its parameters in order (with the values
+    the statement fixes itself, such as literals) and processors, its columns' processors and
+    the row type (a named tuple of the column keys: attributes, indexing and unpacking, as the
+    callers use SQLAlchemy's rows)."""
+
+    sql: str
+    names: tuple[str, ...]
+    fixed: Mapping[str, Any]
+    binds: tuple[Processor | None, ...]
+    results: tuple[Processor | None, ...]
+    row: type[tuple[Any, ...]]
+
+    def arguments(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        values = []
+        for name, process in zip(self.names, self.binds, strict=True):
+            value = params[name] if name in params else self.fixed[name]
+            values.append(value if process is None or value is None else process(value))
+        return tuple(values)
+
+    def rows(self, raw: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+        processors = self.results
+        make = self.row._make  # type: ignore[attr-defined]
+        out: list[tuple[Any, ...]] = []
+        for record in raw:
+            out.append(
+                make(
+                    value if process is None else process(value)
+                    for value, process in zip(record, processors, strict=True)
+                )
+            )
+        return out
+
+
+_plans: dict[str, weakref.WeakKeyDictionary[Executable, Plan | None]] = {}
+
+
+def plan_of(statement: Executable, dialect: Dialect) -> Plan | None:
+    """The statement's plan for ``dialect`` (made once), or None for a statement this module
+    does not run (no positional parameters, an expanding ``IN``, no columns): its callers then
+    read through the session."""
+    plans = _plans.setdefault(dialect.name, weakref.WeakKeyDictionary())
+    if statement not in plans:
+        plans[statement] = _plan(statement, dialect)
+    return plans[statement]
+
+
+def _plan(statement: Executable, dialect: Dialect) -> Plan | None:
+    compiled = cast(SQLCompiler, cast(ClauseElement, statement).compile(dialect=dialect))
+    names = tuple(compiled.positiontup or ())
+    columns = list(getattr(statement, "selected_columns", ()))
+    if not columns or not dialect.positional or len(names) != len(set(names)):
+        return None
+    binds = compiled.binds
+    if any(binds[name].expanding for name in names):
+        return None
+    bind_processors = tuple(
+        binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
+    )
+    result_processors = tuple(
+        c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
+    )
+    keys = [
+        str(getattr(c, "key", None) or getattr(c, "name", "") or f"c{i}")
+        for i, c in enumerate(columns)
+    ]
+    row = namedtuple("PlainRow", keys, rename=True)  # type: ignore[misc]
+    fixed = {name: binds[name].effective_value for name in names if not binds[name].required}
+    return Plan(compiled.string, names, fixed, bind_processors, result_processors, row)
+
+
+async def fetch(engine: AsyncEngine, plan: Plan, params: Mapping[str, Any]) -> list[Any]:
+    """Every row of ``plan`` with ``params``, read on a pooled connection in this context's
+    row-level security scope."""
+    rows, _scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, None)
+    return rows
+
+
+async def fetch_scoping(
+    engine: AsyncEngine, plan: Plan, params: Mapping[str, Any], scope_column: int
+) -> list[Any]:
+    """:func:`fetch` for a ``SECURITY DEFINER`` lookup that sets the connection's scope itself
+    and returns it in column ``scope_column`` of its first row: nothing is set before it, and
+    the connection's note and this context's scope follow what it set."""
+    rows, scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, scope_column)
+    if scope is not None:
+        rls.set_by_raw_statement(scope)
+    return rows
+
+
+def _fetch(
+    engine: Engine, plan: Plan, params: Mapping[str, Any], scope_column: int | None
+) -> tuple[list[Any], str | None]:
+    """Inside SQLAlchemy's greenlet: check a connection out, run the statement, check it in."""
+    dialect = engine.dialect
+    arguments = plan.arguments(params)
+    fairy = engine.raw_connection()
+    try:
+        dbapi_connection = cast("DBAPIConnection", fairy.dbapi_connection)  # just checked out
+        postgres = dialect.name == "postgresql"
+        if postgres:
+            dialect.set_isolation_level(dbapi_connection, "AUTOCOMMIT")
+        else:  # SQLite, on hub.core.sqlite's driver: a read outside a transaction
+            fairy.driver_connection.read_on_loop_thread()  # type: ignore[union-attr]
+        cursor = fairy.cursor()
+        try:
+            if postgres and scope_column is None:
+                rls.apply_raw(fairy.info, cursor, _sent if _observers else None)
+            if _observers:
+                _sent(plan.sql)
+            cursor.execute(plan.sql, arguments)
+            raw = cursor.fetchall()
+        except dialect.loaded_dbapi.Error as error:
+            invalidated = dialect.is_disconnect(error, dbapi_connection, cursor)
+            if invalidated:
+                fairy.invalidate(error)
+            raise DBAPIError.instance(
+                plan.sql,
+                arguments,
+                error,
+                dialect.loaded_dbapi.Error,
+                hide_parameters=True,
+                dialect=dialect,
+                connection_invalidated=invalidated,
+            ) from error
+        finally:
+            cursor.close()
+        scope = None
+        if postgres and scope_column is not None and raw:
+            scope = str(raw[0][scope_column])
+            rls.note_raw(fairy.info, scope)
+        if postgres and fairy.is_valid:
+            dialect.reset_isolation_level(dbapi_connection)
+        return plan.rows(raw), scope
+    finally:
+        fairy.close()
