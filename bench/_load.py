@@ -27,13 +27,20 @@ class LoadResult:
     completed: int = 0
     #: CPU seconds the server used over the whole run, when the caller measured it
     cpu: float = 0.0
+    #: a generator that keeps no per-request list (wrk) gives its rate and quantiles instead
+    measured_rate: float | None = None
+    quantiles: dict[float, float] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
+        if self.measured_rate is not None:
+            return self.measured_rate
         return len(self.latencies) / self.seconds if self.seconds else 0.0
 
     def percentile(self, q: float) -> float:
         """The ``q`` quantile (0 to 1) of the latencies, in seconds."""
+        if q in self.quantiles:
+            return self.quantiles[q]
         if not self.latencies:
             return float("nan")
         ordered = sorted(self.latencies)
