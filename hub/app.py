@@ -15,8 +15,8 @@ from hub.core.devsecrets import with_dev_secrets
 from hub.core.docs import install_docs
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
-from hub.core.metrics import Metrics, MetricsMiddleware
-from hub.core.middleware import BodyLimitMiddleware, RequestContextMiddleware
+from hub.core.metrics import Metrics
+from hub.core.middleware import RequestEdgeMiddleware
 from hub.core.openapi import install_openapi
 from hub.core.settings import Settings, get_settings
 from hub.core.workers import Workers
@@ -75,7 +75,9 @@ def create_app(
     install_openapi(app)
     install_docs(app)
     install_routes(app)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=components.get(Metrics))
-    app.add_middleware(RequestContextMiddleware)  # outermost: ids and shape for everything
+    app.add_middleware(  # ids, timing, the body limit and the last resort, for everything
+        RequestEdgeMiddleware,
+        metrics=components.get(Metrics),
+        max_bytes=settings.max_request_bytes,
+    )
     return app

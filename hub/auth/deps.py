@@ -1,11 +1,11 @@
 """Who is calling: the authentication dependency of every authenticated route.
 
 The key is taken from ``Authorization: Bearer`` or ``x-api-key`` (both present and different is a
-401) and its checksum checked before anything touches the database: :func:`parsed_key` comes
-before the request's session among :func:`get_caller`'s dependencies, so garbage costs no
-connection. It is authenticated once per request, on the request's session, and remembered on
-the request; its principal and tenant are bound to the log context. Deciding what the caller may
-do is :mod:`hub.authz`'s job.
+401) and its checksum checked before anything touches the database (:func:`parsed_key`), so
+garbage costs no connection and no query. It is authenticated once per request, on the
+request's session (:func:`caller_of`, which a REST router's first dependency calls, or the
+:func:`get_caller` dependency), and remembered on the request; its principal and tenant are
+bound to the log context. Deciding what the caller may do is :mod:`hub.authz`'s job.
 """
 
 from __future__ import annotations
@@ -65,10 +65,10 @@ async def get_caller(
 
 
 async def caller_of(request: Request) -> Caller:
-    """The request's caller, for a dependency below the request's session (the routes of a
-    :func:`hub.authz.throttle.rest_router` authenticate in its rate-limit dependency, which
-    declares the key before the session): a plain call, not one more node of the dependency
-    tree for FastAPI to solve on every request."""
+    """The request's caller (authenticated on its first call, remembered after), as a plain
+    call rather than a node of the route's dependency tree, which FastAPI solves again on every
+    request: the routes of a :func:`hub.authz.throttle.rest_router` authenticate in its
+    rate-limit dependency, and their ``authorize`` dependency reads the caller it left."""
     cached: Caller | None = getattr(request.state, "caller", None)
     if cached is not None:
         return cached

@@ -2,9 +2,9 @@
 
 - :func:`rest_rate_limit` — a router-level dependency (:func:`rest_router` puts it, and its
   documented 429, on every authenticated REST router): class ``rest``, per principal. It is the
-  first dependency of such a route and authenticates the request itself (the key, then the
-  request's session, so garbage costs no session), so a request without a valid key is a 401
-  and costs no one's budget; the dependencies after it read the caller with
+  first dependency of such a route and authenticates the request itself (the key's checksum,
+  then one read on the request's session), so a request without a valid key is a 401 and
+  costs no one's budget; the dependencies after it read the caller with
   :func:`hub.auth.deps.caller_of` (FastAPI solves every node of a route's dependency tree on
   every request, cached ones included: fewer nodes, less work per request).
 - :func:`enforce` — one class for one key, used by :func:`hub.authz.deps.authorize` for the
@@ -19,14 +19,11 @@ counted in ``hub_rate_limit_refusals_total``.
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from fastapi import APIRouter, Depends, Request, Response
 
-from hub.auth.deps import authenticate_request, parsed_key
-from hub.auth.key_format import ParsedKey
+from hub.auth.deps import caller_of
 from hub.core.components import components_of
-from hub.core.deps import SessionDep, SessionRoute
+from hub.core.deps import SessionRoute
 from hub.core.errors import RateLimited
 from hub.core.openapi import RATE_LIMITED
 from hub.ratelimit import LimitKind, RateLimiter
@@ -55,15 +52,11 @@ async def enforce(request: Request, response: Response, kind: LimitKind, key: st
     _merge(response, dict(decision.headers))
 
 
-async def rest_rate_limit(
-    request: Request,
-    response: Response,
-    key: Annotated[ParsedKey, Depends(parsed_key)],
-    session: SessionDep,
-) -> None:
+async def rest_rate_limit(request: Request, response: Response) -> None:
     """Authenticate the request (remembered on it), then count it in class ``rest``, per
-    principal."""
-    caller = await authenticate_request(request, key, session)
+    principal. The key and the session are read with plain calls (the key's checksum first: a
+    malformed key is a 401 before the session is used), not as dependencies of their own."""
+    caller = await caller_of(request)
     await enforce(request, response, "rest", str(caller.principal_id))
 
 
