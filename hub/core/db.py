@@ -70,6 +70,13 @@ _PRELIMINARY = "hub_preliminary_options"
 #: (:mod:`hub.core.plainreads`) while it holds no connection.
 _PLAIN_READS = "hub_plain_reads"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
+#: every SQLite connection's configuration, set once when it is opened
+_SQLITE_PRAGMAS = (
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA journal_mode=WAL",
+    f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+    "PRAGMA synchronous=NORMAL",
+)
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -95,10 +102,8 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         # transactions, not the driver.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        for pragma in _SQLITE_PRAGMAS:
+            cursor.execute(pragma)
         cursor.close()
 
     @event.listens_for(sync_engine, "begin")
@@ -133,6 +138,10 @@ def _sqlite_engine(url: str, *, pool_size: int, echo: bool) -> AsyncEngine:
         url, echo=echo, hide_parameters=True, async_creator=connect, **pool
     )
     _configure_sqlite(engine)
+    if not _sqlite_in_memory(url):  # a file: plain reads get a connection of their own
+        plainreads.attach_sqlite_reader(
+            engine.sync_engine, lambda: sqlite.open_reader(args, kwargs, _SQLITE_PRAGMAS)
+        )
     return engine
 
 

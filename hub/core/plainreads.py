@@ -27,6 +27,11 @@ session holding a connection, or a write session, reads on its own connection as
 
 One connection at a time: the read's connection goes back to the pool before the read returns,
 so a request never holds two (a session that connects later takes one from the pool as usual).
+An SQLite file has one more connection of its own for these reads (:func:`attach_sqlite_reader`,
+opened at the first read, closed with the engine): in WAL a read outside any transaction takes no
+lock anyone holds for long and is done in microseconds, so it runs on the calling (event loop)
+thread with no pool checkout and no hop to a driver thread, as the pooled connections' reads
+outside a transaction already did (:meth:`hub.core.sqlite.Connection.read_on_loop_thread`).
 
 Row-level security (PostgreSQL): the connection's scope (its session-level ``hub.tenant_id``,
 noted on the pooled connection as :mod:`hub.core.rls` notes it) is set to this context's scope
@@ -44,12 +49,15 @@ dialect's isolation and disconnect hooks, ``DBAPIError.instance``).
 from __future__ import annotations
 
 import contextlib
+import sqlite3
+import threading
 import weakref
 from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from sqlalchemy import event
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import DBAPIError
@@ -60,7 +68,7 @@ from sqlalchemy.util import greenlet_spawn
 
 from hub.core import rls
 
-__all__ = ["Plan", "fetch", "fetch_scoping", "observe", "plan_of"]
+__all__ = ["Plan", "attach_sqlite_reader", "fetch", "fetch_scoping", "observe", "plan_of"]
 
 Processor = Callable[[Any], Any]
 
@@ -156,9 +164,54 @@ def _plan(statement: Executable, dialect: Dialect) -> Plan | None:
     return Plan(compiled.string, names, fixed, bind_processors, result_processors, row)
 
 
+class _SqliteReader:
+    """An SQLite file's connection for plain reads (see the module docstring)."""
+
+    def __init__(self, opener: Callable[[], sqlite3.Connection]) -> None:
+        self._opener = opener
+        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # one statement at a time, whichever thread runs it
+
+    def rows(self, plan: Plan, params: Mapping[str, Any], dialect: Dialect) -> list[Any]:
+        arguments = plan.arguments(params)
+        if _observers:
+            _sent(plan.sql)
+        with self._lock:
+            try:
+                if self._connection is None:
+                    self._connection = self._opener()
+                raw = self._connection.execute(plan.sql, arguments).fetchall()
+            except sqlite3.Error as error:
+                raise DBAPIError.instance(
+                    plan.sql, arguments, error, sqlite3.Error, hide_parameters=True, dialect=dialect
+                ) from error
+        return plan.rows(raw)
+
+    def close(self, *_args: object) -> None:
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+
+#: by the engine's dialect: one per engine, shared with the engines its execution options make
+_sqlite_readers: weakref.WeakKeyDictionary[Dialect, _SqliteReader] = weakref.WeakKeyDictionary()
+
+
+def attach_sqlite_reader(engine: Engine, opener: Callable[[], sqlite3.Connection]) -> None:
+    """Give an SQLite file engine its plain reads' connection (``opener`` opens it, configured):
+    closed when the engine is disposed, opened again by the next read."""
+    reader = _SqliteReader(opener)
+    _sqlite_readers[engine.dialect] = reader
+    event.listen(engine, "engine_disposed", reader.close)
+
+
 async def fetch(engine: AsyncEngine, plan: Plan, params: Mapping[str, Any]) -> list[Any]:
-    """Every row of ``plan`` with ``params``, read on a pooled connection in this context's
-    row-level security scope."""
+    """Every row of ``plan`` with ``params``, read in this context's row-level security scope:
+    on a pooled connection, or an SQLite file's connection for these reads."""
+    reader = _sqlite_readers.get(engine.dialect)
+    if reader is not None:
+        return reader.rows(plan, params, engine.dialect)
     rows, _scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, None)
     return rows
 

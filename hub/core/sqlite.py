@@ -21,12 +21,12 @@ in ``pyproject.toml``), as SQLAlchemy's own adapter does.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import aiosqlite
 
-__all__ = ["Connection", "connect"]
+__all__ = ["Connection", "connect", "open_reader"]
 
 _Description = tuple[tuple[Any, ...], ...] | None
 
@@ -156,6 +156,21 @@ class Connection(aiosqlite.Connection):
         self._pending_begin = None
         if self._in_transaction():
             await super().rollback()
+
+
+def open_reader(
+    args: Sequence[Any], kwargs: Mapping[str, Any], pragmas: Sequence[str]
+) -> sqlite3.Connection:
+    """A plain ``sqlite3`` connection for reads outside any transaction on the event loop's
+    thread (:mod:`hub.core.plainreads`): autocommit, configured with ``pragmas``, usable from
+    any thread (a file database only)."""
+    connection: sqlite3.Connection = sqlite3.connect(
+        *args, **{**kwargs, "check_same_thread": False}
+    )
+    connection.isolation_level = None
+    for pragma in pragmas:
+        connection.execute(pragma)
+    return connection
 
 
 async def connect(database: str, **kwargs: Any) -> Connection:

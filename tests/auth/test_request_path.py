@@ -62,8 +62,9 @@ async def test_authenticated_get_makes_at_most_two_queries(
         response = await client.get(url, headers=team.admin.headers)
     assert response.status_code == 200
     assert 1 <= len(queries) <= 2, queries
-    # one connection at a time: each plain read takes one from the pool and gives it back
-    assert checkouts.most == 1
+    # never two connections at once: on PostgreSQL each plain read takes one from the pool and
+    # gives it back; an SQLite file's plain reads have a connection of their own (no checkout)
+    assert checkouts.most <= 1
     assert checkouts.count <= 2
 
 

@@ -8,6 +8,7 @@ was left holding) and SQLAlchemy's handling of a dropped connection (a 503, then
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from typing import Any
 
@@ -117,8 +118,11 @@ async def test_reads_hold_one_connection_at_a_time_and_are_reported(database: Da
         async with database.reads() as session:
             rows = [await read_row(session, _BY_HANDLE, params) for _ in range(3)]
     assert all(r is not None and r.handle == "linear" for r in rows)
-    assert checkouts.count == 3
-    assert checkouts.most == 1
+    if database.is_sqlite:  # the file's own connection for plain reads: no checkout at all
+        assert checkouts.count == 0
+    else:
+        assert checkouts.count == 3
+        assert checkouts.most == 1
     assert sum("FROM servers" in s for s in sent) == 3
 
 
@@ -186,3 +190,36 @@ def test_a_statement_without_columns_has_no_plan(database: Database) -> None:
     dialect = database.engine.dialect
     assert plainreads.plan_of(text("SELECT 1"), dialect) is None  # no typed columns
     assert plainreads.plan_of(_BY_HANDLE, dialect) is plainreads.plan_of(_BY_HANDLE, dialect)
+
+
+async def test_an_sqlite_files_reader_closes_with_its_engine_and_opens_again(
+    database: Database,
+) -> None:
+    if not database.is_sqlite:
+        pytest.skip("the reader connection is an SQLite file's")
+    tenant = await make_tenant(database)
+    await make_server(database, tenant.id, "linear")
+    params = tenant_params(scope_of(tenant.id), handle="linear")
+    reader = plainreads._sqlite_readers[database.engine.dialect]
+    async with database.reads() as session:
+        assert await read_row(session, _BY_HANDLE, params) is not None
+    opened = reader._connection
+    assert opened is not None
+    await database.engine.dispose()
+    assert reader._connection is not opened
+    with pytest.raises(sqlite3.ProgrammingError):  # closed with the engine
+        opened.execute("SELECT 1")
+    async with database.reads() as session:
+        again = await read_row(session, _BY_HANDLE, params)
+    assert again is not None
+    assert again.handle == "linear"
+
+
+async def test_a_driver_error_is_sqlalchemys(database: Database) -> None:
+    typed = text("SELECT handle FROM no_such_table WHERE url = :url").columns(
+        Server.__table__.c.handle
+    )
+    assert plainreads.plan_of(typed, database.engine.dialect) is not None  # read past the session
+    async with database.reads() as session:
+        with pytest.raises(DBAPIError):
+            await read_rows(session, typed, {"url": _URL})
