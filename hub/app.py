@@ -69,6 +69,10 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served by install_docs from vendored assets, not a CDN
         redoc_url=None,
+        # The hub's telemetry is its Prometheus metrics and JSON logs (DESIGN §11). FastAPI's own
+        # OpenTelemetry hooks, unconfigured, still looked up the global providers on every
+        # request (the environment included).
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.components = components
     install_exception_handlers(app)

@@ -27,12 +27,12 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request, Response
-from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import rls
 from hub.core.components import components_of
 from hub.core.db import Database
+from hub.core.route_shape import ShapedRoute
 from hub.core.settings import Settings
 
 __all__ = [
@@ -94,10 +94,11 @@ async def request_session(request: Request, *, writes: bool) -> AsyncIterator[As
         raise
 
 
-class SessionRoute(APIRoute):
+class SessionRoute(ShapedRoute):
     """A route whose requests run in :func:`request_session`: the session is open while
     FastAPI solves the dependencies and runs the endpoint, and ended once the response is
-    built, before it is sent (see the module docstring)."""
+    built, before it is sent (see the module docstring). Its matching is a
+    :class:`~hub.core.route_shape.ShapedRoute`'s."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

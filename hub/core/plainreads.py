@@ -103,7 +103,7 @@ class Plan:
     names: tuple[str, ...]
     fixed: Mapping[str, Any]
     binds: tuple[Processor | None, ...]
-    results: tuple[Processor | None, ...]
+    results: tuple[tuple[int, Processor], ...]  # the columns that have one, by position
     row: type[tuple[Any, ...]]
 
     def arguments(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -114,16 +114,13 @@ class Plan:
         return tuple(values)
 
     def rows(self, raw: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
-        processors = self.results
         make = self.row._make  # type: ignore[attr-defined]
         out: list[tuple[Any, ...]] = []
         for record in raw:
-            out.append(
-                make(
-                    value if process is None else process(value)
-                    for value, process in zip(record, processors, strict=True)
-                )
-            )
+            values = list(record)
+            for index, process in self.results:
+                values[index] = process(values[index])
+            out.append(make(values))
         return out
 
 
@@ -152,9 +149,8 @@ def _plan(statement: Executable, dialect: Dialect) -> Plan | None:
     bind_processors = tuple(
         binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
     )
-    result_processors = tuple(
-        c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
-    )
+    processors = [c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns]
+    result_processors = tuple((i, p) for i, p in enumerate(processors) if p is not None)
     keys = [
         str(getattr(c, "key", None) or getattr(c, "name", "") or f"c{i}")
         for i, c in enumerate(columns)
@@ -231,46 +227,66 @@ async def fetch_scoping(
 def _fetch(
     engine: Engine, plan: Plan, params: Mapping[str, Any], scope_column: int | None
 ) -> tuple[list[Any], str | None]:
-    """Inside SQLAlchemy's greenlet: check a connection out, run the statement, check it in."""
+    """Inside SQLAlchemy's greenlet: check a connection out, run the statement, check it in.
+
+    On PostgreSQL the connection is in autocommit for the read and back in its default mode
+    before it returns to the pool, whatever happened: a pooled connection left in autocommit
+    would run a later session's transaction statement by statement (its ``BEGIN`` never sent,
+    its scope set only for the statement that sets it, its rollback undoing nothing)."""
     dialect = engine.dialect
     arguments = plan.arguments(params)
+    postgres = dialect.name == "postgresql"
     fairy = engine.raw_connection()
     try:
         dbapi_connection = cast("DBAPIConnection", fairy.dbapi_connection)  # just checked out
-        postgres = dialect.name == "postgresql"
         if postgres:
             dialect.set_isolation_level(dbapi_connection, "AUTOCOMMIT")
         else:  # SQLite, on hub.core.sqlite's driver: a read outside a transaction
             fairy.driver_connection.read_on_loop_thread()  # type: ignore[union-attr]
-        cursor = fairy.cursor()
         try:
-            if postgres and scope_column is None:
-                rls.apply_raw(fairy.info, cursor, _sent if _observers else None)
-            if _observers:
-                _sent(plan.sql)
-            cursor.execute(plan.sql, arguments)
-            raw = cursor.fetchall()
-        except dialect.loaded_dbapi.Error as error:
-            invalidated = dialect.is_disconnect(error, dbapi_connection, cursor)
-            if invalidated:
-                fairy.invalidate(error)
-            raise DBAPIError.instance(
-                plan.sql,
-                arguments,
-                error,
-                dialect.loaded_dbapi.Error,
-                hide_parameters=True,
-                dialect=dialect,
-                connection_invalidated=invalidated,
-            ) from error
+            raw = _execute(fairy, dbapi_connection, dialect, plan, arguments, scope_column)
         finally:
-            cursor.close()
+            if postgres and fairy.is_valid:
+                dialect.reset_isolation_level(dbapi_connection)
         scope = None
         if postgres and scope_column is not None and raw:
             scope = str(raw[0][scope_column])
             rls.note_raw(fairy.info, scope)
-        if postgres and fairy.is_valid:
-            dialect.reset_isolation_level(dbapi_connection)
         return plan.rows(raw), scope
     finally:
         fairy.close()
+
+
+def _execute(
+    fairy: Any,
+    dbapi_connection: DBAPIConnection,
+    dialect: Dialect,
+    plan: Plan,
+    arguments: tuple[Any, ...],
+    scope_column: int | None,
+) -> list[Any]:
+    """The statement on the checked-out connection's cursor; a driver error as SQLAlchemy's
+    own exception, a disconnect invalidating the connection first."""
+    cursor = fairy.cursor()
+    try:
+        if dialect.name == "postgresql" and scope_column is None:
+            rls.apply_raw(fairy.info, cursor, _sent if _observers else None)
+        if _observers:
+            _sent(plan.sql)
+        cursor.execute(plan.sql, arguments)
+        return list(cursor.fetchall())
+    except dialect.loaded_dbapi.Error as error:
+        invalidated = dialect.is_disconnect(error, dbapi_connection, cursor)
+        if invalidated:
+            fairy.invalidate(error)
+        raise DBAPIError.instance(
+            plan.sql,
+            arguments,
+            error,
+            dialect.loaded_dbapi.Error,
+            hide_parameters=True,
+            dialect=dialect,
+            connection_invalidated=invalidated,
+        ) from error
+    finally:
+        cursor.close()

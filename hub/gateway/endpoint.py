@@ -35,6 +35,7 @@ from hub.core.deps import get_database
 from hub.core.errors import Unauthorized
 from hub.core.metrics import Metrics
 from hub.core.paths import is_canonical_id, parse_id
+from hub.core.route_shape import ShapedRoute
 from hub.core.settings import Settings
 from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
@@ -59,7 +60,7 @@ __all__ = ["router"]
 NOT_FOUND = 40400
 
 log = logging.getLogger("hub.gateway")
-router = APIRouter(tags=["gateway"])
+router = APIRouter(tags=["gateway"], route_class=ShapedRoute)
 
 _JSON_RPC = {"application/json": {"schema": {"type": "object"}}}
 

@@ -14,11 +14,12 @@ from hub.core.crypto import Keyring
 from hub.core.deps import DatabaseDep
 from hub.core.errors import ServiceUnavailable
 from hub.core.metrics import CONTENT_TYPE, Metrics
+from hub.core.route_shape import ShapedRoute
 from hub.core.schemas import Envelope
 from hub.credentials.rotation import remaining_by_key_id
 from hub.health.service import Readiness, check_readiness
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=ShapedRoute)
 log = logging.getLogger("hub.health")
 
 MetricsDep = Annotated[Metrics, Depends(component(Metrics))]

@@ -223,3 +223,35 @@ async def test_a_driver_error_is_sqlalchemys(database: Database) -> None:
     async with database.reads() as session:
         with pytest.raises(DBAPIError):
             await read_rows(session, typed, {"url": _URL})
+
+
+async def test_a_failed_read_leaves_its_connection_transactional(database: Database) -> None:
+    """After a plain read fails, the next session on its (pooled, most recently returned)
+    connection still runs in a transaction: its rollback undoes its write."""
+    typed = text("SELECT handle FROM no_such_table WHERE url = :url").columns(
+        Server.__table__.c.handle
+    )
+    async with database.reads() as session:
+        with pytest.raises(DBAPIError):
+            await read_rows(session, typed, {"url": _URL})
+    tenant = await make_tenant(database)
+    with rls.scope(scope_of(tenant.id)):
+        session = database.sessionmaker(write=True)()
+        try:
+            now = clock.now()
+            session.add(
+                Server(
+                    id=uuid.uuid4(),
+                    tenant_id=tenant.id,
+                    handle="undone",
+                    url=_URL,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            await session.flush()
+            await session.rollback()
+        finally:
+            await session.close()
+        async with database.reads() as reader:
+            assert await read_rows(reader, _HANDLES, {"url": _URL}) == []
