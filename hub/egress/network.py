@@ -51,6 +51,7 @@ import httpcore2
 
 from hub.egress.addresses import DestinationPolicy, IPAddress, parse_address
 from hub.egress.errors import ConnectFailed, DestinationRefused, EgressTimeout, TlsFailed
+from hub.egress.streams import connect_tcp
 
 __all__ = [
     "DNS_THREADS",
@@ -229,10 +230,8 @@ class SystemResolver:
 
 
 class TcpDialer:
-    """httpcore2's own anyio backend, connecting to the IP literal it is given."""
-
-    def __init__(self) -> None:
-        self._backend = httpcore2.AnyIOBackend()
+    """Connects to the IP literal it is given, on the event loop's own transports
+    (:mod:`hub.egress.streams`)."""
 
     async def dial(
         self,
@@ -242,7 +241,7 @@ class TcpDialer:
         connect_timeout_s: float | None,
         socket_options: Iterable[SocketOption] | None,
     ) -> httpcore2.AsyncNetworkStream:
-        return await self._backend.connect_tcp(
+        return await connect_tcp(
             address, port, timeout=connect_timeout_s, socket_options=socket_options
         )
 

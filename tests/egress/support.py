@@ -18,6 +18,7 @@ from typing import Any
 import httpcore2
 
 from hub.egress import EgressResponse, Fetcher
+from hub.egress.streams import connect_tcp
 
 PUBLIC_V4 = "93.184.216.34"  # a public address; only ever mapped to a loopback listener
 PUBLIC_V6 = "2606:2800:220:1:248:1893:25c8:1946"
@@ -250,7 +251,6 @@ class RouteDialer:
         self.dials: list[tuple[str, int]] = []
         self.refused: list[tuple[str, int]] = []
         self.bytes_read = 0
-        self._backend = httpcore2.AnyIOBackend()
 
     async def dial(
         self,
@@ -268,7 +268,7 @@ class RouteDialer:
         if target is None:
             assert ipaddress.ip_address(address).is_loopback
             target = port
-        stream = await self._backend.connect_tcp("127.0.0.1", target, timeout=connect_timeout_s)
+        stream = await connect_tcp("127.0.0.1", target, timeout=connect_timeout_s)
         return _CountingStream(stream, self)
 
 
