@@ -85,10 +85,13 @@ async def request_session(request: Request, *, writes: bool) -> AsyncIterator[As
             await session.commit()
         # A read session's statements committed on their own (autocommit; no BEGIN on SQLite):
         # with no pending change, its commit would send nothing, so closing it is the whole
-        # exit (one greenlet hop, not two). Closed in this task: what ``async with`` adds is a
-        # task of its own for the close, so that a cancellation cannot abandon a connection
-        # mid-way; here that path is the one below, taken by anything raised meanwhile.
-        await session.close()
+        # exit (one greenlet hop, not two), and a session that never began a transaction nor
+        # holds an object (every read was a plain one, hub.core.plainreads) has nothing to
+        # close. Closed in this task: what ``async with`` adds is a task of its own for the
+        # close, so that a cancellation cannot abandon a connection mid-way; here that path is
+        # the one below, taken by anything raised meanwhile.
+        if session.in_transaction() or session.identity_map or session.deleted:
+            await session.close()
     except BaseException:
         await session.__aexit__(None, None, None)  # rolled back and closed, even if cancelled
         raise

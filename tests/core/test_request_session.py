@@ -2,7 +2,8 @@
 
 A read request's session is closed rather than committed when it holds no change, so what must
 still hold is pinned here: a change left pending in a read session is committed, a request that
-fails rolls its session back, and every exit gives the connection back to the pool.
+fails rolls its session back, every exit gives the connection back to the pool, and a read
+session that never began a transaction (its reads were plain ones) is left as it is.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, inspect, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
-from hub.core import clock
-from hub.core.db import Database
+from hub.core import clock, rls
+from hub.core.db import Database, read_row
 from hub.core.deps import request_session
 from hub.models import Tenant
 from tests.support.databases import owner_session
+from tests.support.factories import make_tenant, scope_of
 
 
 def _request(database: Database, method: str) -> Request:
@@ -120,3 +122,39 @@ async def test_a_clean_read_gives_its_connection_back(database: Database) -> Non
 
     await _run(database, "GET", read)
     assert checkouts.out == 0
+
+
+async def test_a_read_session_left_untouched_has_nothing_to_close(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closes: list[AsyncSession] = []
+    close = AsyncSession.close
+
+    async def counted(self: AsyncSession) -> None:
+        closes.append(self)
+        await close(self)
+
+    monkeypatch.setattr(AsyncSession, "close", counted)
+    checkouts = _Checkouts(database)
+
+    async def plain(session: AsyncSession) -> None:  # a plain read runs past the session
+        row = await read_row(session, select(literal_column("1").label("one")), {})
+        assert row is not None
+        assert row.one == 1
+        assert not session.in_transaction()
+
+    await _run(database, "GET", plain)
+    assert closes == []
+    assert checkouts.out == 0
+
+
+async def test_a_read_session_holding_objects_is_closed(database: Database) -> None:
+    tenant = await make_tenant(database)
+    loaded: list[Tenant] = []
+
+    async def load(session: AsyncSession) -> None:
+        await rls.enter(session, scope_of(tenant.id))
+        loaded.append((await session.execute(select(Tenant).limit(1))).scalar_one())
+
+    await _run(database, "GET", load)
+    assert inspect(loaded[0]).detached
