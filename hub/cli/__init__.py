@@ -31,7 +31,6 @@ from hub.cli.remote import register as register_remote
 from hub.cli.serve import serve
 from hub.cli.sidecar import sidecar
 from hub.cli.worker import worker
-from hub.core.settings import ConfigError
 
 __all__ = ["app", "main"]
 
@@ -54,6 +53,8 @@ def version() -> None:
 
 
 def main() -> None:
+    from hub.core.settings import ConfigError
+
     try:
         app()
     except ConfigError as exc:

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import typer
 
 from hub import __version__
-from hub.core.settings import ConfigError, Settings, get_settings
 
 if TYPE_CHECKING:  # imported when a command runs: every other `hub` command starts faster
+    from hub.core.settings import Settings
     from hub.mcp import CallResult, DiscoveryResult, McpClient
 
 __all__ = ["mcp_app"]
@@ -58,6 +58,8 @@ def _die(message: str) -> NoReturn:
 
 
 def _settings() -> Settings:
+    from hub.core.settings import ConfigError, get_settings
+
     try:
         return get_settings()
     except ConfigError as exc:

@@ -24,8 +24,6 @@ from typing import Any, NoReturn
 import httpx2
 import typer
 
-from hub.core.settings import ConfigError, get_settings
-
 __all__ = ["ConnectFailed", "connect", "oauth_app"]
 
 KEY_ENV = "HUB_API_KEY"
@@ -97,6 +95,8 @@ def _die(message: str, code: int = 2) -> NoReturn:
 
 
 def _default_url() -> str:
+    from hub.core.settings import ConfigError, get_settings  # here: see hub.cli.mcp
+
     try:
         return get_settings().public_base_url
     except ConfigError as exc:

@@ -28,15 +28,18 @@ import signal
 import socket
 import sys
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from fastapi import FastAPI
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
-from hub.core.settings import Settings
+
+if TYPE_CHECKING:  # every ``hub`` command imports this module: the app's stack when it serves
+    from fastapi import FastAPI
+
+    from hub.core.settings import Settings
 
 __all__ = [
     "APP",

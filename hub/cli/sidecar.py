@@ -19,7 +19,6 @@ import typer
 from hub.core.logging import configure_logging, redacting
 from hub.sidecar.config import SidecarConfig, default_cache_dir, parse_listen
 from hub.sidecar.errors import SidecarError
-from hub.sidecar.run import Serve, run_sidecar
 
 __all__ = ["sidecar"]
 
@@ -68,6 +67,10 @@ def sidecar(
     log_level: Annotated[str, typer.Option("--log-level", help="DEBUG, INFO, WARNING …")] = "INFO",
 ) -> None:
     """Serve a deployment's tools to a local agent (key in HUB_AGENT_KEY)."""
+    # here, not at the top: every ``hub`` command imports this module, and the sidecar's
+    # server and client stacks are most of a command's start-up otherwise
+    from hub.sidecar.run import Serve, run_sidecar
+
     configure_logging(log_level.upper())
     if stdio == (listen is not None):
         _die("give exactly one of --stdio and --listen HOST:PORT")

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from typing import TYPE_CHECKING
 
 import typer
 
 from hub.cli.runtime import runtime_settings
-from hub.core.jobs import JobRegistry
-from hub.core.metrics import Metrics
-from hub.core.settings import Settings
+
+if TYPE_CHECKING:  # imported when the command runs: every ``hub`` command imports this module
+    from hub.core.jobs import JobRegistry
+    from hub.core.metrics import Metrics
+    from hub.core.settings import Settings
 
 __all__ = ["run_workers", "worker"]
 
@@ -53,6 +56,8 @@ async def run_workers(settings: Settings, registry: JobRegistry, metrics: Metric
 
 def worker() -> None:
     """Run the background workers (no HTTP) until SIGTERM or SIGINT."""
+    from hub.core.jobs import JobRegistry
+    from hub.core.metrics import Metrics
     from hub.wiring import build_components
 
     settings = runtime_settings()
