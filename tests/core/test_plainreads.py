@@ -36,6 +36,18 @@ _HANDLES = select(Server.__table__.c.handle).where(Server.__table__.c.url == bin
 _URL = "https://mcp.example.com/mcp"
 
 
+def _new_server(tenant_id: uuid.UUID, handle: str) -> Server:
+    now = clock.now()
+    return Server(
+        id=uuid.uuid4(),
+        tenant_id=tenant_id,
+        handle=handle,
+        url=_URL,
+        created_at=now,
+        updated_at=now,
+    )
+
+
 async def _server_row_both_ways(database: Database, tenant_id: uuid.UUID) -> tuple[Any, Any]:
     params = tenant_params(scope_of(tenant_id), handle="linear")
     with rls.scope(scope_of(tenant_id)):
@@ -87,17 +99,7 @@ async def test_a_write_session_reads_its_own_uncommitted_row(database: Database)
     tenant = await make_tenant(database)
     with rls.scope(scope_of(tenant.id)):
         async with database.session() as session:
-            now = clock.now()
-            session.add(
-                Server(
-                    id=uuid.uuid4(),
-                    tenant_id=tenant.id,
-                    handle="fresh",
-                    url=_URL,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
+            session.add(_new_server(tenant.id, "fresh"))
             await session.flush()
             params = tenant_params(scope_of(tenant.id), handle="fresh")
             row = await read_row(session, _BY_HANDLE, params)
@@ -238,17 +240,7 @@ async def test_a_failed_read_leaves_its_connection_transactional(database: Datab
     with rls.scope(scope_of(tenant.id)):
         session = database.sessionmaker(write=True)()
         try:
-            now = clock.now()
-            session.add(
-                Server(
-                    id=uuid.uuid4(),
-                    tenant_id=tenant.id,
-                    handle="undone",
-                    url=_URL,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
+            session.add(_new_server(tenant.id, "undone"))
             await session.flush()
             await session.rollback()
         finally:
