@@ -5,6 +5,9 @@ server(s) on loopback and runs ``<command> <server-url>``; this module is that c
 
     python -m tests.oauth.conformance_auth_adapter http://localhost:PORT/mcp
 
+(the test runs it in a :mod:`tests.support.forkserver` child, so the hub is imported once per
+run rather than once per scenario; it behaves as the command line above).
+
 It drives a whole hub in process — the app of ``hub.app.create_app`` on a fresh SQLite database
 (``HUB_ALLOW_LOOPBACK`` on, since the mocks are on loopback; ``HUB_OAUTH_CLIENT_ID_URL`` the
 client-ID metadata document URL the CIMD scenario expects) — exactly as an operator and a

@@ -12,7 +12,6 @@ Skipped only when npm is unavailable and ``HUB_TEST_REQUIRE_NODE`` is not ``1``.
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,14 @@ import yaml
 
 from tests.peers.conformance import CONFORMANCE_PACKAGE, ConformanceResult, run_conformance_client
 from tests.peers.fixtures import NodeTools
+from tests.support.forkserver import fork_server
 
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
 EXPECTED_FILE = HERE / "conformance_expected_failures.yml"
 REVISIONS = ("2026-07-28", "2025-11-25")
-ADAPTER = f"{sys.executable} -m tests.oauth.conformance_auth_adapter"
+ADAPTER_MODULE = "tests.oauth.conformance_auth_adapter"
 
 
 def _requirements(tools: NodeTools, revision: str) -> dict[str, Any]:
@@ -60,21 +60,22 @@ def results(
 ) -> dict[tuple[str, str], ConformanceResult]:
     out_dir = tmp_path_factory.mktemp("auth-conformance")
     cases = [(s, rev) for rev in REVISIONS for s in auth_scenarios(node_tools, rev)]
+    with fork_server(ADAPTER_MODULE) as server:  # the hub imported once, forked per scenario
 
-    def run(case: tuple[str, str]) -> ConformanceResult:
-        scenario, revision = case
-        return run_conformance_client(
-            scenario,
-            ADAPTER,
-            revision,
-            out_dir / revision,
-            timeout_ms=60_000,
-            tools=node_tools,
-            extra_args=["--force", "--expected-failures", str(EXPECTED_FILE)],
-        )
+        def run(case: tuple[str, str]) -> ConformanceResult:
+            scenario, revision = case
+            return run_conformance_client(
+                scenario,
+                server.command,
+                revision,
+                out_dir / revision,
+                timeout_ms=60_000,
+                tools=node_tools,
+                extra_args=["--force", "--expected-failures", str(EXPECTED_FILE)],
+            )
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        return dict(zip(cases, pool.map(run, cases), strict=True))
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            return dict(zip(cases, pool.map(run, cases), strict=True))
 
 
 def test_expected_failures_are_unscored_extensions_with_reasons(node_tools: NodeTools) -> None:

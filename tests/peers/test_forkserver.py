@@ -1,0 +1,86 @@
+"""The fork server behind the auth conformance scenarios' command (:mod:`tests.support.forkserver`).
+
+The runner sees an ordinary command: its standard streams, arguments, environment, working
+directory and exit code are the forked child's, and killing it ends the child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.forkserver import ForkServer, fork_server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ForkServer]:
+    with fork_server("tests.support.fork_echo") as running:
+        yield running
+
+
+def launch(server: ForkServer, *args: str, cwd: Path) -> subprocess.Popen[str]:
+    argv = [*shlex.split(server.command), *args]
+    env = {**os.environ, "FORK_ECHO": "from the launcher"}
+    return subprocess.Popen(
+        argv, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def test_the_child_runs_with_the_launchers_streams_arguments_environment_and_cwd(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    done = launch(server, "exit", "3", cwd=tmp_path)
+    out, err = done.communicate(timeout=30)
+    assert done.returncode == 3
+    seen = json.loads(out)
+    assert seen["argv"] == ["exit", "3"]
+    assert seen["env"] == "from the launcher"
+    assert seen["cwd"] == str(tmp_path)
+    assert seen["ppid"] == server.process.pid  # forked by the server, which imported it first
+    assert err == "to stderr\n"
+
+
+def test_a_clean_exit_is_zero_and_children_are_independent(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    first = launch(server, "one", cwd=tmp_path)
+    second = launch(server, "exit", "5", cwd=tmp_path)
+    second_out, _ = second.communicate(timeout=30)
+    first_out, _ = first.communicate(timeout=30)
+    assert (first.returncode, second.returncode) == (0, 5)
+    assert json.loads(first_out)["argv"] == ["one"]
+    assert json.loads(second_out)["argv"] == ["exit", "5"]
+
+
+def test_killing_the_launcher_ends_the_child(server: ForkServer, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    launcher = launch(server, "wait", str(pid_file), cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the child never started"
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    launcher.send_signal(signal.SIGKILL)
+    launcher.communicate(timeout=10)
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        assert time.monotonic() < deadline, "the child outlived its launcher"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -1,0 +1,155 @@
+"""A warm fork server for a test command that an outside runner starts many times.
+
+The conformance suite's client scenarios each start their command afresh (``<command>
+<server-url>``); for the auth scenarios that command drives a whole hub in process, and importing
+the hub costs about 2.3 s of CPU per start, some fifty starts per test run. Here one process
+imports the command's module once (``python -m tests.support.forkserver SOCKET MODULE``) and
+forks a child per start: the runner is given :data:`ForkServer.command`, a standard-library-only
+launcher (:mod:`tests.support.fork_launch`) that passes its standard streams, arguments,
+environment and working directory over a Unix socket, and exits with the child's exit code. The
+child runs ``MODULE`` as ``__main__`` with ``sys.argv`` set, as ``python -m MODULE ARG...``
+would.
+
+The server forks only while it runs no thread and no event loop (checked once before it
+listens); a child's SIGCHLD disposition is the default again. A child whose launcher is gone
+(the runner killed it at its timeout) ends at once: it watches the connection for end-of-file.
+
+Written here rather than taken from a library: ``multiprocessing``'s forkserver forks for
+Python callables of the parent, not for an outside program's command line and its streams.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import runpy
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ForkServer", "fork_server"]
+
+LAUNCHER = Path(__file__).with_name("fork_launch.py")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+READY = "fork server ready"
+
+
+class ForkServer:
+    """A running fork server for one module; :attr:`command` is what the runner starts."""
+
+    def __init__(self, socket_path: Path, process: subprocess.Popen[str]) -> None:
+        self.socket_path = socket_path
+        self.process = process
+
+    @property
+    def command(self) -> str:
+        return f"{sys.executable} -S {LAUNCHER} {self.socket_path}"
+
+
+@contextlib.contextmanager
+def fork_server(module: str) -> Iterator[ForkServer]:
+    """Start a fork server for ``module`` (imported once, before the first fork); stop it after."""
+    with tempfile.TemporaryDirectory(prefix="fork") as tmp:  # short: a socket path is <108 bytes
+        socket_path = Path(tmp) / "s"
+        argv = [sys.executable, "-m", "tests.support.forkserver", str(socket_path), module]
+        process = subprocess.Popen(argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True)
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if line.strip() != READY:
+                raise RuntimeError(f"the fork server for {module} did not start: {line!r}")
+            yield ForkServer(socket_path, process)
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    data, fds, _flags, _address = socket.recv_fds(connection, 1 << 20, 3)
+    if len(data) < 4 or len(fds) != 3:
+        raise RuntimeError("the launcher sent no request")
+    (length,) = struct.unpack("!I", data[:4])
+    body = data[4:]
+    while len(body) < length:
+        chunk = connection.recv(length - len(body))
+        if not chunk:
+            raise RuntimeError("the launcher's request was cut short")
+        body += chunk
+    request: dict[str, Any] = json.loads(body)
+    return request, fds
+
+
+def _end_with_launcher(connection: socket.socket) -> None:
+    """In the child: the launcher never sends again, so end-of-file means it is gone."""
+    try:
+        connection.recv(1)
+    finally:
+        os._exit(1)
+
+
+def _child(connection: socket.socket, module: str) -> int:
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    request, fds = _receive(connection)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = [module, *request["argv"]]
+    sys.modules.pop(module, None)  # run afresh as __main__; what it imports stays imported
+    threading.Thread(target=_end_with_launcher, args=(connection,), daemon=True).start()
+    code = 0
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            code = exc.code
+        elif exc.code is not None:
+            sys.stderr.write(f"{exc.code}\n")
+            code = 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    connection.sendall(struct.pack("!i", code))
+    return code
+
+
+def serve(socket_path: str, module: str) -> None:
+    importlib.import_module(module)
+    if threading.active_count() != 1:
+        raise RuntimeError(f"importing {module} started a thread: forking it is not safe")
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(socket_path)
+        listener.listen(64)
+        sys.stdout.write(READY + "\n")
+        sys.stdout.flush()
+        while True:
+            connection, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                code = 1
+                try:
+                    code = _child(connection, module)
+                finally:
+                    os._exit(code)
+            connection.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], sys.argv[2])
