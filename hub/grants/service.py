@@ -334,7 +334,12 @@ async def check_grant(
     effective: EffectiveCheck,
 ) -> GrantDecision:
     resource = canonical_resource(data.resource, data.action)
-    version = await repository.grants_version_of(session, access.tenant_id, data.principal_id)
+    caller = access.caller
+    version: int | None
+    if data.principal_id == caller.principal_id and caller.tenant_id == access.tenant_id:
+        version = caller.grants_version  # read with the caller's key in this very request
+    else:
+        version = await repository.grants_version_of(session, access.tenant_id, data.principal_id)
     if version is None:
         raise NotFound("principal not found")
     policy = cache.get(data.principal_id, version)

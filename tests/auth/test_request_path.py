@@ -68,6 +68,27 @@ async def test_authenticated_get_makes_at_most_two_queries(
     assert checkouts.count <= 2
 
 
+async def test_a_grant_check_about_oneself_makes_one_query(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    """The caller's own ``grants_version`` came with its key: a check about oneself reads nothing
+    more (its compiled policy is cached); a check about someone else reads their version."""
+    other = await make_principal(database, team.tenant_id, role=None)
+    url = team.url("grants", "check")
+    counts = []
+    for principal_id in (team.admin.principal_id, other.principal_id):
+        body = {"principal_id": str(principal_id), "resource": "server:x", "action": "read"}
+        for _ in range(3):  # warm: the pool, and both compiled policies
+            assert (
+                await client.post(url, json=body, headers=team.admin.headers)
+            ).status_code == 200
+        with count_queries(database) as queries:
+            response = await client.post(url, json=body, headers=team.admin.headers)
+        assert response.status_code == 200
+        counts.append(len(queries))
+    assert counts == [1, 2], counts
+
+
 async def test_bad_checksum_opens_no_connection(
     client: httpx2.AsyncClient, database: Database, team: TenantAdmin
 ) -> None:

@@ -352,6 +352,36 @@ async def test_revocation_on_one_replica_is_seen_by_another(
     assert (await second_client.get(url, headers=someone.headers)).status_code == 403
 
 
+async def test_a_check_about_oneself_sees_a_grant_made_on_another_replica(
+    client: httpx2.AsyncClient,
+    second_client: httpx2.AsyncClient,
+    database: Database,
+) -> None:
+    """A principal checking itself is decided on the ``grants_version`` its key was read with
+    in the same request (no second read): a grant made on one replica shows on the other's next
+    check, as it does for a check about someone else."""
+    team = await make_tenant_admin(database)
+    operator = await make_principal(database, team.tenant_id, role="operator")
+    body = {"principal_id": str(operator.principal_id), "resource": "tool:x.y", "action": "call"}
+    url = team.url("grants", "check")
+
+    async def own_effect() -> str:
+        answered = await second_client.post(url, json=body, headers=operator.headers)
+        assert answered.status_code == 200, answered.text
+        effect: str = answered.json()["data"]["effect"]
+        return effect
+
+    before = await own_effect()
+    made = await _grant(
+        client,
+        team.admin,
+        team.tenant_id,
+        **{**body, "effect": "deny" if before != "deny" else "allow"},
+    )
+    assert made.status_code == 201, made.text
+    assert await own_effect() != before
+
+
 async def test_a_grant_in_one_tenant_never_decides_in_another(
     client: httpx2.AsyncClient, database: Database
 ) -> None:
