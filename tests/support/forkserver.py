@@ -10,8 +10,9 @@ environment and working directory over a Unix socket, and exits with the child's
 child runs ``MODULE`` as ``__main__`` with ``sys.argv`` set, as ``python -m MODULE ARG...``
 would.
 
-The server forks only while it runs no thread and no event loop (checked once before it
-listens); a child's SIGCHLD disposition is the default again. A child whose launcher is gone
+The server never runs an event loop, and importing the module must start no thread (checked
+before it listens), so a fork copies no lock held by another thread; a child's SIGCHLD
+disposition is the default again. A child whose launcher is gone
 (the runner killed it at its timeout) ends at once: it watches the connection for end-of-file.
 
 Written here rather than taken from a library: ``multiprocessing``'s forkserver forks for
