@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import not_, update
+from sqlalchemy import bindparam, not_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
 from hub.approvals.states import status_condition
+from hub.core.db import read_rows
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TenantId, scoped
+from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Approval
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "list_approvals",
     "matching",
     "recent_decided",
+    "usable_ids",
 ]
 
 
@@ -46,42 +48,83 @@ async def get_approval(
     return (await session.execute(query)).scalar_one_or_none()
 
 
+# The gateway's statements for an ``ask`` call, built once (building one costs more than
+# running it through SQLAlchemy's compiled cache); the tenant is bound only by tenant_params().
+_BOUND = (
+    Approval.deployment_id == bindparam("deployment_id"),
+    Approval.agent_id == bindparam("agent_id"),
+    Approval.grant_key == bindparam("grant_key"),
+    Approval.arguments_sha256 == bindparam("arguments_sha256"),
+    Approval.tool_sha256 == bindparam("tool_sha256"),
+)
+_NEWEST_FIRST = (Approval.requested_at.desc(), Approval.id.desc())
+_MATCHING = (
+    scoped_template(Approval)
+    .where(*_BOUND, Approval.status.in_(bindparam("statuses", expanding=True)))
+    .order_by(*_NEWEST_FIRST)
+    .limit(20)
+)
+_USABLE = (
+    select(Approval.id)
+    .where(
+        Approval.tenant_id == bindparam(TENANT_PARAM),
+        *_BOUND,
+        Approval.status == "approved",
+        Approval.used_at.is_(None),
+        Approval.use_by > bindparam("now"),
+    )
+    .order_by(*_NEWEST_FIRST)
+    .limit(20)
+)
+_CONSUME = (
+    update(Approval)
+    .where(
+        Approval.tenant_id == bindparam("scope"),  # an UPDATE reserves the column's own name
+        Approval.id == bindparam("approval_id"),
+        Approval.status == "approved",
+        Approval.used_at.is_(None),
+        Approval.use_by > bindparam("now"),
+    )
+    .values(status="used", used_at=bindparam("now"))
+    .execution_options(synchronize_session=False)
+)
+
+
+def _binding_params(tenant_id: TenantId, binding: Binding, **more: object) -> dict[str, object]:
+    return tenant_params(
+        tenant_id,
+        deployment_id=binding.deployment_id,
+        agent_id=binding.agent_id,
+        grant_key=binding.grant_key,
+        arguments_sha256=binding.arguments_sha256,
+        tool_sha256=binding.tool_sha256,
+        **more,
+    )
+
+
 async def matching(
     session: AsyncSession, tenant_id: TenantId, binding: Binding, statuses: Sequence[str]
 ) -> Sequence[Approval]:
     """Rows bound to ``binding`` with a stored status in ``statuses``, newest first."""
-    query = (
-        scoped(Approval, tenant_id)
-        .where(
-            Approval.deployment_id == binding.deployment_id,
-            Approval.agent_id == binding.agent_id,
-            Approval.grant_key == binding.grant_key,
-            Approval.arguments_sha256 == binding.arguments_sha256,
-            Approval.tool_sha256 == binding.tool_sha256,
-            Approval.status.in_(list(statuses)),
-        )
-        .order_by(Approval.requested_at.desc(), Approval.id.desc())
-        .limit(20)
-    )
-    return (await session.execute(query)).scalars().all()
+    params = _binding_params(tenant_id, binding, statuses=list(statuses))
+    return (await session.execute(_MATCHING, params)).scalars().all()
+
+
+async def usable_ids(
+    session: AsyncSession, tenant_id: TenantId, binding: Binding, now: datetime
+) -> list[uuid.UUID]:
+    """The ids of the approved, unused approvals of ``binding`` whose use window is open at
+    ``now``, newest first: plain columns, read past the ORM (every approved ``ask`` call)."""
+    rows = await read_rows(session, _USABLE, _binding_params(tenant_id, binding, now=now))
+    return [row.id for row in rows]
 
 
 async def consume(
     session: AsyncSession, tenant_id: TenantId, approval_id: uuid.UUID, now: datetime
 ) -> bool:
     """Mark an approved, unused, unexpired approval used; True for the one caller that wins."""
-    result = await session.execute(
-        update(Approval)
-        .where(
-            Approval.tenant_id == tenant_id.value,
-            Approval.id == approval_id,
-            Approval.status == "approved",
-            Approval.used_at.is_(None),
-            Approval.use_by > now,
-        )
-        .values(status="used", used_at=now)
-        .execution_options(synchronize_session=False)
-    )
+    params = {"scope": tenant_id.value, "approval_id": approval_id, "now": now}
+    result = await session.execute(_CONSUME, params)
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 

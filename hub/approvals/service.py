@@ -139,14 +139,12 @@ def read_of(keyring: Keyring, row: Approval, now: datetime | None = None) -> App
 async def use_approved(db: Database, tenant_id: TenantId, binding: Binding) -> uuid.UUID | None:
     """Rule (a): consume a usable approval of ``binding``; its id, or None (none, or lost)."""
     now = clock.now()
-    async with db.session(write=False) as session:
-        rows = await repository.matching(session, tenant_id, binding, ("approved",))
-    for row in rows:
-        if row.used_at is not None or row.use_by is None or row.use_by <= now:
-            continue
+    async with db.reads() as session:
+        candidates = await repository.usable_ids(session, tenant_id, binding, now)
+    for approval_id in candidates:
         async with db.session(write=True) as session:
-            if await repository.consume(session, tenant_id, row.id, now):
-                return row.id
+            if await repository.consume(session, tenant_id, approval_id, now):
+                return approval_id
     return None
 
 
