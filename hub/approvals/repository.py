@@ -1,4 +1,5 @@
-"""Every approvals query. Tenant-owned queries start from ``scoped(…, TenantId)``; the two
+"""Every approvals query. Tenant-owned queries start from ``scoped(…, TenantId)``, or, for the
+gateway's statements built once, bind the tenant from a ``TenantId`` (``tenant_params``); the two
 conditional UPDATEs (consume, decide) are what make an approval single use and decided once."""
 
 from __future__ import annotations
