@@ -5,7 +5,10 @@ emptied and migrated first, served as the tests' non-owner app role so row-level
 applies; skipped when unreachable):
 
 - ``GET /tenants/{t}/servers/{handle}`` as a tenant_admin;
-- ``POST /tenants/{t}/grants/check`` by an operator holding 1,000 grants, about itself.
+- ``POST /tenants/{t}/grants/check`` by an operator holding 1,000 grants, about itself (its
+  ``grants_version`` comes with its key: one query);
+- the same check asked by the tenant_admin about that operator (the operator's
+  ``grants_version`` is read too: two queries).
 
 The hub runs as ``hub serve`` in a subprocess (on PostgreSQL also as ``hub serve --workers 2``);
 the baseline is ``bench._bare`` (the same paths answered by plain FastAPI routes, no database)
@@ -114,6 +117,7 @@ async def _seed(db_url: str) -> list[Case]:
         Case(
             "grants/check (1,000 grants)", "POST", f"{base}/grants/check", operator.headers, check
         ),
+        Case("grants/check, asked by admin", "POST", f"{base}/grants/check", admin.headers, check),
     ]
 
 
