@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from hub.app import create_app
 from hub.core.db import Database, create_engine
 from hub.core.settings import Settings
+from tests.peers.fixtures import sdk_peer_forks  # session-wide: every package's sdk_peer uses it
 from tests.support.databases import (
     fresh_postgres,
     migrate,
@@ -31,6 +32,8 @@ from tests.support.databases import (
     prepare_app_role,
     truncate_all,
 )
+
+__all__ = ["sdk_peer_forks"]
 
 TEST_KEY = base64.b64encode(b"k" * 32).decode()
 TEST_PEPPER = "test-pepper-0123456789abcdef0123456789abcdef"

@@ -1,7 +1,8 @@
 """Running the ``hub`` command against a live ``hub serve`` on a random loopback port.
 
-:func:`live_hub` migrates a fresh SQLite database in the test's directory, bootstraps a platform
-admin, starts ``hub serve`` (``tests.deploy.serving``) and yields a :class:`LiveHub`;
+:func:`live_hub` puts a migrated SQLite database in the test's directory
+(:mod:`tests.support.migrated`), bootstraps a platform admin, starts ``hub serve``
+(``tests.deploy.serving``) and yields a :class:`LiveHub`;
 ``hub.cli(...)`` runs ``python -m hub.cli`` as an operator would from a shell — a subprocess
 with its own ``XDG_CONFIG_HOME`` (so profiles never touch the real home), stdin when given, and
 no key anywhere on its command line.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.deploy.serving import RunningHub, free_port, hub_command, running_hub
+from tests.support.migrated import migrated_sqlite
 
 __all__ = ["CliResult", "LiveHub", "live_hub"]
 
@@ -86,7 +88,7 @@ class LiveHub:
 def live_hub(tmp_path: Path, **settings: str) -> Iterator[LiveHub]:
     """A migrated, bootstrapped ``hub serve`` (settings as ``HUB_…`` names)."""
     port = free_port()  # unused by these two commands; hub_env wants one
-    hub_command(tmp_path, port, "db", "upgrade", **settings)
+    migrated_sqlite(tmp_path / "hub.db")
     key = hub_command(tmp_path, port, "bootstrap", **settings).strip()
     with running_hub(tmp_path, **settings) as server:
         yield LiveHub(server, tmp_path, key)

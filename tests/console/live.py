@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx2
 
 from tests.deploy.serving import free_port, hub_command, hub_env
+from tests.support.migrated import migrated_sqlite
 
 __all__ = ["ServedHub", "served_hub"]
 
@@ -31,7 +32,7 @@ class ServedHub:
 @contextlib.contextmanager
 def served_hub(tmp_path: Path, log: Path, **settings: str) -> Iterator[ServedHub]:
     port = free_port()
-    hub_command(tmp_path, port, "db", "upgrade", **settings)
+    migrated_sqlite(tmp_path / "hub.db")
     key = hub_command(tmp_path, port, "bootstrap", **settings).strip()
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:

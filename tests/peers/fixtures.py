@@ -30,8 +30,7 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ import pytest
 
 from tests.peers.handmade import HandmadePeer
 from tests.peers.oauth_server import AuthServer, protect
+from tests.support.forkserver import ForkServer, fork_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NODE_DIR = Path(__file__).resolve().parent / "node"
@@ -220,8 +220,20 @@ class SdkPeer:
 SdkPeerStarter = Callable[..., Awaitable[SdkPeer]]
 
 
+@pytest.fixture(scope="session")
+def sdk_peer_forks() -> Iterator[ForkServer]:
+    """The SDK peer's module imported once per test process (``tests.support.forkserver``):
+    each :func:`sdk_peer` is a fork of it, started in milliseconds instead of the 1.5-2 s an
+    import of the SDK server costs. The peer is the same program run the same way (``python -m
+    tests.peers.sdk_server …`` as ``__main__``); stopping it ends the fork."""
+    with fork_server("tests.peers.sdk_server") as server:
+        yield server
+
+
 @pytest.fixture
-async def sdk_peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SdkPeerStarter]:
+async def sdk_peer(
+    tmp_path_factory: pytest.TempPathFactory, sdk_peer_forks: ForkServer
+) -> AsyncIterator[SdkPeerStarter]:
     """Factory: ``await sdk_peer(mode, tools=None, page_size=None, *, sieve=False,
     retry_ms=None) -> SdkPeer``."""
     started: list[SdkPeer] = []
@@ -237,7 +249,7 @@ async def sdk_peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Sd
         workdir = tmp_path_factory.mktemp("sdk-peer")
         tools_file = workdir / "tools.json"
         tools_file.write_text(json.dumps(default_tools() if tools is None else tools))
-        argv = [sys.executable, "-m", "tests.peers.sdk_server", "--mode", mode, "--port", "0"]
+        argv = [*sdk_peer_forks.argv, "--mode", mode, "--port", "0"]
         argv += ["--tools-file", str(tools_file)]
         if page_size is not None:
             argv += ["--page-size", str(page_size)]

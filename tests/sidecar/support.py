@@ -28,6 +28,7 @@ from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.deploy.serving import free_port
 from tests.gateway.support import Deployed, Upstream, deploy
+from tests.support.migrated import migrated_sqlite
 
 __all__ = ["LiveHub", "Sidecar", "live_hub", "sidecar_argv", "stdio_sidecar"]
 
@@ -102,14 +103,7 @@ class LiveHub:
 @contextlib.contextmanager
 def live_hub(tmp_path: Path) -> Iterator[LiveHub]:
     hub = LiveHub(tmp_path, free_port())
-    subprocess.run(
-        [sys.executable, "-m", "hub.cli", "db", "upgrade"],
-        cwd=tmp_path,
-        env=_env(tmp_path, hub.port),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    migrated_sqlite(tmp_path / "hub.db")
     hub.start()
     try:
         yield hub

@@ -105,7 +105,6 @@ async def test_cache_past_max_stale_with_the_hub_down(
             deployment=deployed.deployment_id,
         )
         _one_line(stale, "cannot connect", "past --max-stale")
-        hub.start()
 
 
 def test_direct_mode_needs_the_sidecar_key(tmp_path: Path) -> None:

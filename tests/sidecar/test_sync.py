@@ -110,7 +110,6 @@ async def test_restart_with_hub_down_serves_the_cached_bundle(
         with listening_sidecar(sidecar, free_port()) as running:
             async with http_client(running, "auto") as mcp:
                 assert [t.name for t in (await mcp.list_tools()).tools] == before
-        hub.start()
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -53,8 +53,13 @@ class ForkServer:
         self.process = process
 
     @property
+    def argv(self) -> list[str]:
+        """The launcher's command line, to which the module's own arguments are appended."""
+        return [sys.executable, "-S", str(LAUNCHER), str(self.socket_path)]
+
+    @property
     def command(self) -> str:
-        return f"{sys.executable} -S {LAUNCHER} {self.socket_path}"
+        return " ".join(self.argv)
 
 
 @contextlib.contextmanager
