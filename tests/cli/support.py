@@ -15,13 +15,13 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tests.deploy.serving import RunningHub, free_port, hub_command, running_hub
+from tests.support.hubcommand import hub_argv
 from tests.support.migrated import migrated_sqlite
 
 __all__ = ["CliResult", "LiveHub", "live_hub"]
@@ -62,7 +62,7 @@ class LiveHub:
 
     def cli_sync(self, *args: str, stdin: str | None = None, **env: str) -> CliResult:
         done = subprocess.run(
-            [sys.executable, "-m", "hub.cli", *args],
+            hub_argv(*args),
             input=stdin if stdin is not None else "",
             capture_output=True,
             text=True,

@@ -8,7 +8,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 import httpx2
 
 from tests.deploy.serving import free_port, hub_command, hub_env
+from tests.support.hubcommand import hub_argv
 from tests.support.migrated import migrated_sqlite
 
 __all__ = ["ServedHub", "served_hub"]
@@ -37,7 +37,7 @@ def served_hub(tmp_path: Path, log: Path, **settings: str) -> Iterator[ServedHub
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hub.cli", "serve"],
+            hub_argv("serve"),
             cwd=tmp_path,
             env=hub_env(tmp_path, port, HUB_PUBLIC_URL=url, **settings),
             stdout=out,

@@ -14,7 +14,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+
+from tests.support.hubcommand import hub_argv
 
 __all__ = ["RunningHub", "free_port", "hub_command", "running_hub"]
 
@@ -83,7 +84,7 @@ def running_hub(tmp_path: Path, **settings: str) -> Iterator[RunningHub]:
     """Start ``hub serve`` with ``settings`` (``HUB_…`` names), yield it, stop it with SIGTERM."""
     hub = RunningHub(port=free_port())
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hub.cli", "serve"],
+        hub_argv("serve"),
         cwd=tmp_path,
         env=hub_env(tmp_path, hub.port, **settings),
         stdout=subprocess.DEVNULL,
@@ -106,7 +107,7 @@ def hub_command(tmp_path: Path, port: int, *args: str, **settings: str) -> str:
     """Run one ``hub`` command (``db upgrade``, ``bootstrap``…) in the hub's environment; its
     stdout (the test fails on a non-zero exit, with its stderr)."""
     done = subprocess.run(
-        [sys.executable, "-m", "hub.cli", *args],
+        hub_argv(*args),
         capture_output=True,
         text=True,
         env=hub_env(tmp_path, port, **settings),

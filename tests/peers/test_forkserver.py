@@ -1,7 +1,8 @@
 """The fork server behind the auth conformance scenarios' command (:mod:`tests.support.forkserver`).
 
 The runner sees an ordinary command: its standard streams, arguments, environment, working
-directory and exit code are the forked child's, and killing it ends the child.
+directory and exit code are the forked child's, killing it ends the child, and SIGTERM sent to
+it reaches the child (a graceful shutdown runs; a child ended by the signal ends it the same way).
 """
 
 from __future__ import annotations
@@ -74,6 +75,45 @@ def test_killing_the_launcher_ends_the_child(server: ForkServer, tmp_path: Path)
     launcher.communicate(timeout=10)
     deadline = time.monotonic() + 10
     while _alive(child):
+        assert time.monotonic() < deadline, "the child outlived its launcher"
+        time.sleep(0.05)
+
+
+def _started_child(launcher: subprocess.Popen[str], pid_file: Path) -> int:
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert launcher.poll() is None, launcher.communicate()
+        assert time.monotonic() < deadline, "the child never started"
+        time.sleep(0.05)
+    return int(pid_file.read_text())
+
+
+def test_sigterm_to_the_launcher_is_a_graceful_shutdown_of_the_child(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    launcher = launch(server, "term", str(tmp_path / "pid"), cwd=tmp_path)
+    child = _started_child(launcher, tmp_path / "pid")
+    launcher.send_signal(signal.SIGTERM)
+    out, _ = launcher.communicate(timeout=10)
+    assert launcher.returncode == 7  # the child's handler ran and chose the exit code
+    assert out.splitlines()[-1] == "terminated"
+    _gone(child)
+
+
+def test_a_child_ended_by_the_forwarded_signal_ends_the_launcher_by_it(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    launcher = launch(server, "die", str(tmp_path / "pid"), cwd=tmp_path)
+    child = _started_child(launcher, tmp_path / "pid")
+    launcher.send_signal(signal.SIGTERM)
+    launcher.communicate(timeout=10)
+    assert launcher.returncode == -signal.SIGTERM  # as a process killed by SIGTERM reports
+    _gone(child)
+
+
+def _gone(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while _alive(pid):
         assert time.monotonic() < deadline, "the child outlived its launcher"
         time.sleep(0.05)
 

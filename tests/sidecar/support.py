@@ -13,7 +13,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.deploy.serving import free_port
 from tests.gateway.support import Deployed, Upstream, deploy
+from tests.support.hubcommand import hub_argv
 from tests.support.migrated import migrated_sqlite
 
 __all__ = ["LiveHub", "Sidecar", "live_hub", "sidecar_argv", "stdio_sidecar"]
@@ -72,7 +72,7 @@ class LiveHub:
     def start(self) -> None:
         with (self.tmp_path / f"hub-{len(self.logs)}.log").open("wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "hub.cli", "serve"],
+                hub_argv("serve"),
                 cwd=self.tmp_path,
                 env=_env(self.tmp_path, self.port),
                 stdout=subprocess.DEVNULL,
@@ -139,9 +139,7 @@ class Sidecar:
         return self.workdir / "sidecar.stderr"
 
     def argv(self, *transport: str) -> list[str]:
-        return [
-            "-m",
-            "hub.cli",
+        return hub_argv(
             "sidecar",
             "--hub",
             self.hub_url or self.hub.url,
@@ -153,7 +151,7 @@ class Sidecar:
             str(self.cache_dir),
             *transport,
             *self.extra,
-        ]
+        )
 
     sidecar_key: str | None = None  # HUB_SIDECAR_KEY, for --mode direct
 
@@ -166,7 +164,7 @@ class Sidecar:
 
 
 def sidecar_argv(sidecar: Sidecar, *transport: str) -> list[str]:
-    return [sys.executable, *sidecar.argv(*transport)]
+    return sidecar.argv(*transport)
 
 
 @contextlib.asynccontextmanager
@@ -174,9 +172,10 @@ async def stdio_sidecar(
     sidecar: Sidecar, *, mode: str = "auto", **client: Any
 ) -> AsyncIterator[Client]:
     """The SDK's stdio client spawning ``hub sidecar --stdio`` (stderr to ``stderr_path``)."""
+    command, *args = sidecar.argv("--stdio")
     params = StdioServerParameters(
-        command=sys.executable,
-        args=sidecar.argv("--stdio"),
+        command=command,
+        args=args,
         env=sidecar.env(),
         cwd=str(ROOT),
     )
@@ -255,7 +254,7 @@ def run_sidecar(
     env["PYTHONPATH"] = str(ROOT)
     if key is not None:
         env["HUB_AGENT_KEY"] = key
-    argv = [sys.executable, "-m", "hub.cli", "sidecar", "--hub", hub, "--tenant", tenant]
+    argv = hub_argv("sidecar", "--hub", hub, "--tenant", tenant)
     argv += ["--deployment", deployment, "--cache-dir", str(workdir / "cache"), *args]
     return subprocess.run(
         argv,

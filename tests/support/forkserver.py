@@ -1,8 +1,10 @@
-"""A warm fork server for a test command that an outside runner starts many times.
+"""A warm fork server for a command the tests (or an outside runner) start many times.
 
 The conformance suite's client scenarios each start their command afresh (``<command>
 <server-url>``); for the auth scenarios that command drives a whole hub in process, and importing
-the hub costs about 2.3 s of CPU per start, some fifty starts per test run. Here one process
+the hub costs about 2.3 s of CPU per start, some fifty starts per test run. The SDK peers
+(:func:`tests.peers.fixtures.sdk_peer`) and the ``hub`` commands of the live-hub tests
+(:mod:`tests.support.hubcommand`) are started the same way. Here one process
 imports the command's module once (``python -m tests.support.forkserver SOCKET MODULE``) and
 forks a child per start: the runner is given :data:`ForkServer.command`, a standard-library-only
 launcher (:mod:`tests.support.fork_launch`) that passes its standard streams, arguments,
@@ -14,6 +16,9 @@ The server never runs an event loop, and importing the module must start no thre
 before it listens), so a fork copies no lock held by another thread; a child's SIGCHLD
 disposition is the default again. A child whose launcher is gone
 (the runner killed it at its timeout) ends at once: it watches the connection for end-of-file.
+The child sends its pid first, and the launcher passes SIGTERM, SIGINT and SIGHUP on to it, so
+a test that stops the launcher with a signal stops the child the same way; the child's
+process group is the server's, so a signal to the launcher's group reaches it only so.
 
 Written here rather than taken from a library: ``multiprocessing``'s forkserver forks for
 Python callables of the parent, not for an outside program's command line and its streams.
@@ -63,11 +68,13 @@ class ForkServer:
 
 
 @contextlib.contextmanager
-def fork_server(module: str) -> Iterator[ForkServer]:
-    """Start a fork server for ``module`` (imported once, before the first fork); stop it after."""
+def fork_server(module: str, *preload: str) -> Iterator[ForkServer]:
+    """Start a fork server for ``module`` (imported once, before the first fork, with the
+    ``preload`` modules the command would import when it runs); stop it after."""
     with tempfile.TemporaryDirectory(prefix="fork") as tmp:  # short: a socket path is <108 bytes
         socket_path = Path(tmp) / "s"
         argv = [sys.executable, "-m", "tests.support.forkserver", str(socket_path), module]
+        argv += preload
         process = subprocess.Popen(argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True)
         try:
             assert process.stdout is not None
@@ -108,6 +115,7 @@ def _end_with_launcher(connection: socket.socket) -> None:
 def _child(connection: socket.socket, module: str) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     request, fds = _receive(connection)
+    connection.sendall(struct.pack("!i", os.getpid()))  # the launcher passes signals on to it
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -115,7 +123,8 @@ def _child(connection: socket.socket, module: str) -> int:
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
     sys.argv = [module, *request["argv"]]
-    sys.modules.pop(module, None)  # run afresh as __main__; what it imports stays imported
+    if not hasattr(sys.modules[module], "__path__"):  # a package runs its __main__, not itself
+        sys.modules.pop(module)  # run afresh as __main__; what it imports stays imported
     threading.Thread(target=_end_with_launcher, args=(connection,), daemon=True).start()
     code = 0
     try:
@@ -135,8 +144,9 @@ def _child(connection: socket.socket, module: str) -> int:
     return code
 
 
-def serve(socket_path: str, module: str) -> None:
-    importlib.import_module(module)
+def serve(socket_path: str, module: str, *preload: str) -> None:
+    for name in (module, *preload):
+        importlib.import_module(name)
     if threading.active_count() != 1:
         raise RuntimeError(f"importing {module} started a thread: forking it is not safe")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
@@ -158,4 +168,4 @@ def serve(socket_path: str, module: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2])
+    serve(sys.argv[1], sys.argv[2], *sys.argv[3:])
