@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.support.databases import as_owner
 from tests.support.factories import Actor, make_platform_admin, make_principal
+from tests.support.hubcommand import hub_argv
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,7 +178,7 @@ def _cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
         }
     )
     return subprocess.run(
-        [sys.executable, "-m", "hub.cli", "audit", "verify", "--local", *args],
+        hub_argv("audit", "verify", "--local", *args),
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -28,6 +28,7 @@ from hub.models import Credential
 from tests.conftest import TEST_KEY, make_settings
 from tests.support.databases import owner_session
 from tests.support.factories import make_principal, make_tenant, scope_of
+from tests.support.hubcommand import hub_argv
 
 K2 = base64.b64encode(b"2" * 32).decode()
 K0 = base64.b64encode(b"0" * 32).decode()
@@ -296,7 +297,7 @@ def test_crypto_rotate_cli(tmp_path: Path) -> None:
     env["HUB_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}"
     env["HUB_API_KEY_PEPPER"] = "p" * 40
     env["HUB_ENCRYPTION_KEYS"] = f"t1:{TEST_KEY}"
-    hub = [sys.executable, "-m", "hub.cli"]
+    hub = hub_argv()  # python -m hub.cli, forked warm (tests.support.hubcommand)
     subprocess.run([*hub, "db", "upgrade"], env=env, check=True, capture_output=True)
     seed = (
         "import asyncio, uuid\n"

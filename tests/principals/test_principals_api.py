@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from hub.core.db import Database
 from hub.models import Grant
 from tests.support.databases import owner_session
 from tests.support.factories import make_platform_admin, make_principal, make_tenant
+from tests.support.hubcommand import hub_argv
 
 
 async def test_role_template_becomes_grant_rows(
@@ -115,7 +115,7 @@ def test_bootstrap_prints_only_the_key_and_refuses_a_second(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
     env["HUB_DATA_DIR"] = str(tmp_path / ".hub")
     env["HUB_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}"
-    hub = [sys.executable, "-m", "hub.cli"]
+    hub = hub_argv()  # python -m hub.cli, forked warm (tests.support.hubcommand)
     subprocess.run([*hub, "db", "upgrade"], env=env, check=True, capture_output=True)
     first = subprocess.run([*hub, "bootstrap"], env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
