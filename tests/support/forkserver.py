@@ -148,7 +148,8 @@ def serve(socket_path: str, module: str, *preload: str) -> None:
     for name in (module, *preload):
         importlib.import_module(name)
     if threading.active_count() != 1:
-        raise RuntimeError(f"importing {module} started a thread: forking it is not safe")
+        names = ", ".join((module, *preload))
+        raise RuntimeError(f"importing {names} started a thread: forking it is not safe")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
         listener.bind(socket_path)

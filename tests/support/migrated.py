@@ -1,8 +1,9 @@
 """A migrated SQLite file for a live ``hub serve`` in a test's directory, without paying for
 ``hub db upgrade`` in every test.
 
-The first call in a test process runs the real command (``python -m hub.cli db upgrade``) once,
-into a directory of its own, and later calls copy the file it made: every live hub still starts
+The first call in a test process runs the real command (``python -m hub.cli db upgrade``,
+through :mod:`tests.support.hubcommand`) once, into a directory of its own, and later calls copy
+the file it made: every live hub still starts
 on a database the command migrated, at a file copy's cost instead of a subprocess that imports
 the hub and runs every migration (3-4 s a test on the CI machine). Tests of the command itself
 (``tests/test_smoke_run.py``, ``tests/cli/test_database_errors.py``…) still run it.
@@ -14,10 +15,11 @@ import atexit
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from tests.support.hubcommand import hub_argv
 
 __all__ = ["migrated_sqlite"]
 
@@ -33,7 +35,7 @@ def _make_template() -> Path:
     env["HUB_DATABASE_URL"] = f"sqlite+aiosqlite:///{database}"
     env["HUB_DATA_DIR"] = str(directory / ".hub")
     done = subprocess.run(
-        [sys.executable, "-m", "hub.cli", "db", "upgrade"],
+        hub_argv("db", "upgrade"),
         capture_output=True,
         text=True,
         env=env,
