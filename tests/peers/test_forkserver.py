@@ -12,6 +12,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,9 +119,34 @@ def _gone(pid: int) -> None:
         time.sleep(0.05)
 
 
+def test_a_server_whose_starter_was_killed_ends() -> None:
+    starter = subprocess.Popen(
+        [sys.executable, "-c", STARTER],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert starter.stdout is not None
+    server_pid = int(starter.stdout.readline())
+    assert _alive(server_pid)
+    starter.kill()  # no chance to stop its server
+    starter.communicate(timeout=10)
+    _gone(server_pid)
+
+
+STARTER = """
+import time
+from tests.support.forkserver import fork_server
+with fork_server("tests.support.fork_echo") as server:
+    print(server.process.pid, flush=True)
+    time.sleep(60)
+"""
+
+
 def _alive(pid: int) -> bool:
+    """Running: a zombie (ended, not yet reaped by whoever adopted it) counts as gone."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
         return False
-    return True
+    return state != "Z"

@@ -16,9 +16,11 @@ The server never runs an event loop, and importing the module must start no thre
 before it listens), so a fork copies no lock held by another thread; a child's SIGCHLD
 disposition is the default again. A child whose launcher is gone
 (the runner killed it at its timeout) ends at once: it watches the connection for end-of-file.
-The child sends its pid first, and the launcher passes SIGTERM, SIGINT and SIGHUP on to it, so
-a test that stops the launcher with a signal stops the child the same way; the child's
-process group is the server's, so a signal to the launcher's group reaches it only so.
+A server whose starter is gone (a test worker killed before it could stop it) ends within
+:data:`PARENT_CHECK_S`. The child sends its pid first, and the launcher passes SIGTERM, SIGINT
+and SIGHUP on to it, so a test that stops the launcher with a signal stops the child the same
+way; the child's process group is the server's, so a signal to the launcher's group reaches it
+only so.
 
 Written here rather than taken from a library: ``multiprocessing``'s forkserver forks for
 Python callables of the parent, not for an outside program's command line and its streams.
@@ -48,6 +50,8 @@ __all__ = ["ForkServer", "fork_server"]
 LAUNCHER = Path(__file__).with_name("fork_launch.py")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 READY = "fork server ready"
+#: how often an idle server checks that the process that started it is still there
+PARENT_CHECK_S = 1.0
 
 
 class ForkServer:
@@ -151,13 +155,21 @@ def serve(socket_path: str, module: str, *preload: str) -> None:
         names = ", ".join((module, *preload))
         raise RuntimeError(f"importing {names} started a thread: forking it is not safe")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    parent = os.getppid()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
         listener.bind(socket_path)
         listener.listen(64)
+        listener.settimeout(PARENT_CHECK_S)
         sys.stdout.write(READY + "\n")
         sys.stdout.flush()
         while True:
-            connection, _ = listener.accept()
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                if os.getppid() != parent:  # the test process is gone (killed): so is its server
+                    return
+                continue
+            connection.settimeout(None)
             if os.fork() == 0:
                 listener.close()
                 code = 1
