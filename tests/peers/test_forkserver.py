@@ -65,35 +65,28 @@ def test_a_clean_exit_is_zero_and_children_are_independent(
 
 
 def test_killing_the_launcher_ends_the_child(server: ForkServer, tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
-    launcher = launch(server, "wait", str(pid_file), cwd=tmp_path)
-    deadline = time.monotonic() + 30
-    while not pid_file.exists() or not pid_file.read_text():
-        assert time.monotonic() < deadline, "the child never started"
-        time.sleep(0.05)
-    child = int(pid_file.read_text())
+    launcher, child = _started(server, "wait", tmp_path)
     launcher.send_signal(signal.SIGKILL)
     launcher.communicate(timeout=10)
-    deadline = time.monotonic() + 10
-    while _alive(child):
-        assert time.monotonic() < deadline, "the child outlived its launcher"
-        time.sleep(0.05)
+    _gone(child)
 
 
-def _started_child(launcher: subprocess.Popen[str], pid_file: Path) -> int:
+def _started(server: ForkServer, mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+    """The launcher of ``fork_echo MODE PID_FILE`` and its child's pid, once the child runs."""
+    pid_file = tmp_path / "pid"
+    launcher = launch(server, mode, str(pid_file), cwd=tmp_path)
     deadline = time.monotonic() + 30
     while not pid_file.exists() or not pid_file.read_text():
         assert launcher.poll() is None, launcher.communicate()
         assert time.monotonic() < deadline, "the child never started"
         time.sleep(0.05)
-    return int(pid_file.read_text())
+    return launcher, int(pid_file.read_text())
 
 
 def test_sigterm_to_the_launcher_is_a_graceful_shutdown_of_the_child(
     server: ForkServer, tmp_path: Path
 ) -> None:
-    launcher = launch(server, "term", str(tmp_path / "pid"), cwd=tmp_path)
-    child = _started_child(launcher, tmp_path / "pid")
+    launcher, child = _started(server, "term", tmp_path)
     launcher.send_signal(signal.SIGTERM)
     out, _ = launcher.communicate(timeout=10)
     assert launcher.returncode == 7  # the child's handler ran and chose the exit code
@@ -104,8 +97,7 @@ def test_sigterm_to_the_launcher_is_a_graceful_shutdown_of_the_child(
 def test_a_child_ended_by_the_forwarded_signal_ends_the_launcher_by_it(
     server: ForkServer, tmp_path: Path
 ) -> None:
-    launcher = launch(server, "die", str(tmp_path / "pid"), cwd=tmp_path)
-    child = _started_child(launcher, tmp_path / "pid")
+    launcher, child = _started(server, "die", tmp_path)
     launcher.send_signal(signal.SIGTERM)
     launcher.communicate(timeout=10)
     assert launcher.returncode == -signal.SIGTERM  # as a process killed by SIGTERM reports
