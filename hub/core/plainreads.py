@@ -60,7 +60,7 @@ from typing import Any, cast
 from sqlalchemy import event
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -208,6 +208,9 @@ async def fetch(engine: AsyncEngine, plan: Plan, params: Mapping[str, Any]) -> l
     reader = _sqlite_readers.get(engine.dialect)
     if reader is not None:
         return reader.rows(plan, params, engine.dialect)
+    if engine.dialect.driver == "asyncpg":
+        rows, _scope = await _fetch_asyncpg(engine, plan, params, None)
+        return rows
     rows, _scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, None)
     return rows
 
@@ -218,10 +221,71 @@ async def fetch_scoping(
     """:func:`fetch` for a ``SECURITY DEFINER`` lookup that sets the connection's scope itself
     and returns it in column ``scope_column`` of its first row: nothing is set before it, and
     the connection's note and this context's scope follow what it set."""
-    rows, scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, scope_column)
+    if engine.dialect.driver == "asyncpg":
+        rows, scope = await _fetch_asyncpg(engine, plan, params, scope_column)
+    else:
+        rows, scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, scope_column)
     if scope is not None:
         rls.set_by_raw_statement(scope)
     return rows
+
+
+async def _fetch_asyncpg(
+    engine: AsyncEngine, plan: Plan, params: Mapping[str, Any], scope_column: int | None
+) -> tuple[list[Any], str | None]:
+    """:func:`_fetch` on PostgreSQL, with the statement sent by asyncpg itself.
+
+    SQLAlchemy's asyncpg adapter runs each statement in a greenlet, behind a mutex and its own
+    statement cache, and its connection in autocommit only by a mode switch set and reset around
+    the read: half the CPU of a plain read (measured with a trivial statement: 121-146 µs per
+    read through :func:`_fetch`, 50-61 µs by asyncpg alone). Here the pool still checks the
+    connection out and back in (one greenlet hop, which may open a connection), and the
+    statements go to the pooled connection's asyncpg ``Connection`` (``driver_connection``,
+    public), with its own prepared-statement cache and the codecs SQLAlchemy set on it. Outside
+    a transaction asyncpg runs each statement on its own, which is the autocommit the read
+    wants; the adapter never began one (a connection comes back from the pool with none), so
+    it has nothing to end when the connection goes back.
+
+    Failures leave as SQLAlchemy's exceptions, never asyncpg's. A read whose connection asyncpg
+    closed (the server went away) invalidates it and raises :class:`~sqlalchemy.exc.
+    InterfaceError` with ``connection_invalidated``, as the adapter does for a disconnect (the
+    handlers' 503). Any other failure (the server refused the statement) is made again by
+    :func:`_fetch` on another checkout, whose adapter raises its own exception for it: these
+    reads change nothing (a definer lookup sets the scope, which the second read sets again)."""
+    arguments = plan.arguments(params)
+    fairy = await greenlet_spawn(engine.sync_engine.raw_connection)
+    driver: Any = fairy.driver_connection  # asyncpg's Connection
+    failure: Exception | None = None
+    raw: list[Any] = []
+    scope = None
+    try:
+        try:
+            if scope_column is None:
+                wanted = rls.raw_setting(fairy.info)
+                if wanted is not None:
+                    if _observers:
+                        _sent(rls.SET_RAW)
+                    await driver.execute(rls.SET_RAW, wanted)
+                    rls.note_raw(fairy.info, wanted)
+            if _observers:
+                _sent(plan.sql)
+            raw = await driver.fetch(plan.sql, *arguments)
+            if scope_column is not None and raw:
+                scope = str(raw[0][scope_column])
+                rls.note_raw(fairy.info, scope)
+        except Exception as error:
+            if not driver.is_closed():
+                failure = error  # made again below, for SQLAlchemy's own exception
+            else:
+                await greenlet_spawn(fairy.invalidate, error)
+                raise InterfaceError(
+                    plan.sql, arguments, error, hide_parameters=True, connection_invalidated=True
+                ) from error
+    finally:
+        fairy.close()
+    if failure is not None:
+        return await greenlet_spawn(_fetch, engine.sync_engine, plan, params, scope_column)
+    return plan.rows(raw), scope
 
 
 def _fetch(

@@ -40,6 +40,7 @@ from hub.core.tenancy import TenantId, system_scope
 
 __all__ = [
     "PLATFORM",
+    "SET_RAW",
     "Platform",
     "Scope",
     "apply_raw",
@@ -48,6 +49,7 @@ __all__ = [
     "enter_job",
     "expect_scope_from_statement",
     "note_raw",
+    "raw_setting",
     "scope",
     "set_by_raw_statement",
     "set_by_statement",
@@ -62,7 +64,7 @@ _HELD = "hub_rls_scope"  # connection info: the value set on it at session level
 _UNKNOWN = "?"  # held: not known (set inside a transaction that may yet roll back)
 _PENDING = "pending"  # the scope: the next statement sets it (authentication's key read)
 _SET = text("SELECT set_config('hub.tenant_id', :value, :local)")
-_SET_RAW = "SELECT set_config('hub.tenant_id', $1, false)"  # asyncpg's positional style
+SET_RAW: Final = "SELECT set_config('hub.tenant_id', $1, false)"  # asyncpg's positional style
 
 
 class Platform:
@@ -149,18 +151,25 @@ def set_by_statement(session: Session, connection: Connection, value: str) -> No
     _by_statement.set((session, value))
 
 
-def apply_raw(info: dict[Any, Any], cursor: Any, sent: Callable[[str], None] | None = None) -> None:
-    """Set this context's scope at session level on a pooled PostgreSQL connection used in
-    autocommit outside any session (:mod:`hub.core.plainreads`; ``info`` is the pooled
-    connection's, ``cursor`` its DBAPI cursor), unless the connection holds it already."""
+def raw_setting(info: dict[Any, Any]) -> str | None:
+    """The scope to set at session level, with :data:`SET_RAW`, on a pooled PostgreSQL
+    connection used in autocommit outside any session (:mod:`hub.core.plainreads`; ``info`` is
+    the pooled connection's) before it reads in this context: None when it holds it already.
+    Note it with :func:`note_raw` once set."""
     wanted = _current.get()
     if wanted == _PENDING:
         wanted = ""  # a statement that sets the scope itself does not come through here
-    if info.get(_HELD, "") == wanted:
+    return None if info.get(_HELD, "") == wanted else wanted
+
+
+def apply_raw(info: dict[Any, Any], cursor: Any, sent: Callable[[str], None] | None = None) -> None:
+    """:func:`raw_setting`, set on the connection's DBAPI ``cursor`` and noted."""
+    wanted = raw_setting(info)
+    if wanted is None:
         return
     if sent is not None:
-        sent(_SET_RAW)
-    cursor.execute(_SET_RAW, (wanted,))
+        sent(SET_RAW)
+    cursor.execute(SET_RAW, (wanted,))
     info[_HELD] = wanted
 
 

@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 import pytest
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import Integer, bindparam, column, select, text
 from sqlalchemy.exc import DBAPIError
 
 from hub.auth import repository as auth_repository
@@ -186,6 +186,34 @@ async def test_a_dropped_connection_is_invalidated_and_the_next_read_reconnects(
             again = await read_row(session, _BY_HANDLE, params)
     assert again is not None
     assert again.handle == "linear"
+
+
+async def test_a_statement_the_server_refuses_raises_sqlalchemys_error_on_a_kept_connection(
+    database: Database,
+) -> None:
+    """asyncpg sends these reads itself; a failure still leaves as SQLAlchemy's exception (the
+    adapter's, the read made once more through it), and the connection, which the server kept,
+    goes back to the pool and serves the next read."""
+    if database.is_sqlite:
+        pytest.skip("SQLite divides by zero without an error")
+    divide = text("SELECT 1 / :divisor AS quotient").columns(column("quotient", Integer))
+    plan = plainreads.plan_of(divide, database.engine.dialect)
+    assert plan is not None
+    async with database.reads() as session:
+        with (
+            count_statements(database) as sent,
+            count_checkouts(database) as failing,
+            pytest.raises(DBAPIError) as failed,
+        ):
+            await read_row(session, divide, {"divisor": 0})
+    assert type(failed.value.orig).__module__.startswith("sqlalchemy")  # the adapter's error
+    assert "division by zero" in str(failed.value.orig)
+    assert not failed.value.connection_invalidated
+    assert sent.count(plan.sql) == 2  # asyncpg's attempt, then the adapter's
+    async with database.reads() as session:
+        with count_checkouts(database) as next_read:
+            assert (await read_row(session, divide, {"divisor": 2})).quotient == 0
+    assert next_read.connections[0] is failing.connections[-1]  # kept, not dropped
 
 
 def test_a_statement_without_columns_has_no_plan(database: Database) -> None:
