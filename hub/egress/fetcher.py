@@ -157,6 +157,7 @@ class Fetcher:
                 pool=config.pool_timeout_s,
             ),
         )
+        self._closed = False
         self.limiter = OriginLimiter(config.max_per_origin)
         self.scoped_limiter = OriginLimiter(config.max_per_tenant_origin)
 
@@ -180,11 +181,22 @@ class Fetcher:
         )
 
     async def _send(self, request: httpx2.Request) -> httpx2.Response:
-        """Send one built request, headers read, body not yet (for :class:`Operation` only)."""
+        """Send one built request, headers read, body not yet (for :class:`Operation` only).
+
+        Straight to the transport: what ``AsyncClient.send`` adds around it is authentication,
+        redirects, cookies and a log line, and the fetcher wants none of them (no auth flow, no
+        redirect followed, a cookie jar that keeps nothing): ``python -m bench upstream``, the
+        hub's MCP client, 2.40 → 2.33 M instructions per call. The request is still built by
+        the client (its default headers, the timeouts as an extension)."""
+        if self._closed:
+            raise RuntimeError("the fetcher is closed")
         try:
-            return await self._client.send(request, stream=True)
+            response = await self.transport.handle_async_request(request)
         except httpx2.HTTPError as exc:
             failure = translate_httpx_error(exc)
+        else:
+            response.request = request
+            return response
         raise failure
 
     def _build_request(
@@ -195,6 +207,7 @@ class Fetcher:
         )
 
     async def aclose(self) -> None:
+        self._closed = True
         await self._client.aclose()
 
     async def __aenter__(self) -> Fetcher:

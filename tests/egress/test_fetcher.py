@@ -194,8 +194,22 @@ async def test_json_request_and_response_without_cookie_persistence(
     assert heads[0]["content-type"] == "application/json"
     assert heads[0]["x-trace"] == "1"
     assert heads[0]["accept-encoding"] == "identity"
+    assert all(head["user-agent"] == "mcp-hub" for head in heads)  # the client's defaults
     assert all(head["authorization"] == "Bearer tok-xyz" for head in heads)
     assert all("cookie" not in head for head in heads)
+
+
+async def test_a_closed_fetcher_sends_nothing(
+    make_fetcher: MakeFetcher, start_upstream: StartUpstream
+) -> None:
+    upstream = await start_upstream(echo)
+    fetcher = make_fetcher(allow_loopback=True, dialer=RouteDialer({"127.0.0.1": None}))
+    url = f"http://127.0.0.1:{upstream.port}/mcp"
+    await fetch(fetcher, url, pin=url)
+    await fetcher.aclose()
+    with pytest.raises(RuntimeError, match="closed"):
+        await fetch(fetcher, url, pin=url)
+    assert upstream.connections == 1
 
 
 async def test_no_authorization_header_without_a_bearer(
