@@ -13,10 +13,11 @@ What stays SQLAlchemy's:
   parameters and columns converted by SQLAlchemy's own bind and result processors of their
   types (:class:`Plan`);
 - the pool: the read checks a connection out and back in (reset on return, as always);
-- the driver adapter: the read runs on the same DBAPI cursor SQLAlchemy would use, so a driver
-  error arrives as the same SQLAlchemy exception (:class:`~sqlalchemy.exc.DBAPIError` and its
-  subclasses, built by SQLAlchemy), and a disconnect invalidates the connection: the handlers'
-  503 mapping is unchanged.
+- the exceptions: a driver error arrives as a SQLAlchemy exception
+  (:class:`~sqlalchemy.exc.DBAPIError` and its subclasses), and a disconnect invalidates the
+  connection: the handlers' 503 mapping is unchanged. On SQLite the read runs on the DBAPI
+  cursor SQLAlchemy would use; on PostgreSQL asyncpg sends it itself, and a failure is
+  translated as :func:`_fetch_asyncpg` says.
 
 When: only for a read session (:meth:`hub.core.db.Database.sessionmaker` with ``write=False``,
 and :meth:`~hub.core.db.Database.reads`: each statement its own transaction, ``AUTOCOMMIT`` on
