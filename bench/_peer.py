@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +14,33 @@ __all__ = ["REPO_ROOT", "start_sdk_peer"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 READY = re.compile(r"HUB_PEER_LISTENING (\d+)")
+STARTUP_S = 60.0
 
 
 def start_sdk_peer(
     workdir: Path, tools: list[dict[str, Any]], *, mode: str, page_size: int
-) -> tuple[subprocess.Popen[str], str]:
-    """The running peer process and its MCP URL (it serves ``tools``, ``page_size`` a page)."""
+) -> tuple[subprocess.Popen[bytes], str]:
+    """The running peer process and its MCP URL (it serves ``tools``, ``page_size`` a page).
+
+    Its output goes to ``peer.log`` in ``workdir``, not to a pipe: nobody reads a pipe once the
+    peer listens, and a peer that logs enough would block on the full pipe mid-bench."""
     tools_file = workdir / "tools.json"
     tools_file.write_text(json.dumps(tools))
+    log = workdir / "peer.log"
     argv = [sys.executable, "-m", "tests.peers.sdk_server", "--mode", mode, "--port", "0"]
     argv += ["--tools-file", str(tools_file), "--page-size", str(page_size)]
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        found = READY.search(line)
+    with log.open("wb") as out:
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            argv, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT
+        )
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        found = READY.search(log.read_text(errors="replace"))
         if found:
             return process, f"http://127.0.0.1:{found.group(1)}/mcp"
+        if process.poll() is not None:
+            raise RuntimeError(f"the SDK peer exited before listening: {log.read_text()[-2000:]}")
+        time.sleep(0.05)
+    process.kill()
     process.wait()
-    raise RuntimeError("the SDK peer exited before listening")
+    raise RuntimeError(f"the SDK peer did not listen within {STARTUP_S:g} s")

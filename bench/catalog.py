@@ -37,7 +37,7 @@ PAGE_SIZE = 500
 ROUNDS = 3
 
 
-def _tools() -> list[dict[str, Any]]:
+def _tools(count: int) -> list[dict[str, Any]]:
     return [
         {
             "name": f"tool_{i:05d}",
@@ -49,15 +49,15 @@ def _tools() -> list[dict[str, Any]]:
             },
             "annotations": {"readOnlyHint": i % 2 == 0},
         }
-        for i in range(TOOLS)
+        for i in range(count)
     ]
 
 
-async def _measure(operation: Callable[[], Awaitable[object]]) -> tuple[float, float]:
-    """Median seconds over ROUNDS runs, then the allocation peak (MiB) of one more traced run
+async def _measure(operation: Callable[[], Awaitable[object]], rounds: int) -> tuple[float, float]:
+    """Median seconds over ``rounds`` runs, then the allocation peak (MiB) of one more traced run
     (tracing slows allocation down, so it is kept out of the timed runs)."""
     times = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         start = time.perf_counter()
         await operation()
         times.append(time.perf_counter() - start)
@@ -81,7 +81,10 @@ async def _sdk_list(url: str) -> int:
                     return count
 
 
-async def _run(url: str, db_url: str) -> None:
+Row = tuple[str, float, float]  # operation, seconds, peak MiB
+
+
+async def _run(url: str, db_url: str, tools: int, rounds: int) -> list[Row]:
     settings = make_settings(
         db_url, allow_loopback=True, discovery_timeout_s=120, max_operation_bytes=64 * 2**20
     )
@@ -105,10 +108,22 @@ async def _run(url: str, db_url: str) -> None:
             )
             response = await hub.post(f"{base}/servers/{handle}/catalogs", headers=admin.headers)
             assert response.status_code == 201, response.text
-            assert len(response.json()["data"]["tools"]) == TOOLS
+            assert len(response.json()["data"]["tools"]) == tools
 
         first = await hub.post(f"{base}/servers/big/catalogs", headers=admin.headers)
         assert first.status_code == 201, first.text
+        # a bundle lists the tools its agent may call (deny is left out): all of them, here
+        granted = await hub.post(
+            f"{base}/grants",
+            json={
+                "principal_id": str(agent.principal_id),
+                "resource": "tool:big.*",
+                "action": "call",
+                "effect": "allow",
+            },
+            headers=admin.headers,
+        )
+        assert granted.status_code == 201, granted.text
         deployment = await hub.post(
             f"{base}/deployments",
             json={
@@ -121,39 +136,43 @@ async def _run(url: str, db_url: str) -> None:
 
         async def bundle() -> None:
             response = await hub.get(bundle_url, headers=agent.headers)
-            assert response.status_code == 200
-            assert len(response.json()["data"]["servers"][0]["tools"]) == TOOLS
+            assert response.status_code == 200, response.text
+            assert len(response.json()["data"]["servers"][0]["tools"]) == tools
 
         async def baseline() -> None:
-            assert await _sdk_list(url) == TOOLS
+            assert await _sdk_list(url) == tools
 
-        base_t, base_m = await _measure(baseline)
-        snap_t, snap_m = await _measure(snapshot)
-        bund_t, bund_m = await _measure(bundle)
+        rows = [
+            ("SDK client lists the tools (base)", *await _measure(baseline, rounds)),
+            ("hub snapshot (discover+store)", *await _measure(snapshot, rounds)),
+            ("hub bundle (names, ETag)", *await _measure(bundle, rounds)),
+        ]
     await database.dispose()
-    print(f"{TOOLS} tools, {PAGE_SIZE} per page, median of {ROUNDS} runs each")
-    print(f"{'operation':<34} {'time':>10} {'vs baseline':>12} {'peak alloc':>12}")
-    rows = [
-        ("SDK client lists the tools (base)", base_t, base_m),
-        ("hub snapshot (discover+store)", snap_t, snap_m),
-        ("hub bundle (names, ETag)", bund_t, bund_m),
-    ]
-    for label, seconds, mib in rows:
-        print(f"{label:<34} {seconds * 1000:>8.0f}ms {seconds / base_t:>11.2f}x {mib:>9.1f}MiB")
+    return rows
 
 
-def main() -> None:
+def measure(tools: int = TOOLS, page_size: int = PAGE_SIZE, rounds: int = ROUNDS) -> list[Row]:
+    """Each operation's median time and allocation peak, the baseline first."""
     with tempfile.TemporaryDirectory() as workdir:
         db_url = f"sqlite+aiosqlite:///{Path(workdir) / 'bench.db'}"
         upgrade(db_url)
         process, url = start_sdk_peer(
-            Path(workdir), _tools(), mode="stateless", page_size=PAGE_SIZE
+            Path(workdir), _tools(tools), mode="stateless", page_size=page_size
         )
         try:
-            asyncio.run(_run(url, db_url))
+            return asyncio.run(_run(url, db_url, tools, rounds))
         finally:
             process.terminate()
             process.wait(timeout=10)
+
+
+def main() -> None:
+    rows = measure()
+    base_t = rows[0][1]
+    print(f"{TOOLS} tools, {PAGE_SIZE} per page, median of {ROUNDS} runs each")
+    print(f"{'operation':<34} {'time':>10} {'vs baseline':>12} {'peak alloc':>12}")
+    for label, seconds, mib in rows:
+        print(f"{label:<34} {seconds * 1000:>8.0f}ms {seconds / base_t:>11.2f}x {mib:>9.1f}MiB")
 
 
 if __name__ == "__main__":
