@@ -21,6 +21,7 @@ with ``allow`` — no approving what one could not grant. Every decision is audi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import uuid
@@ -137,15 +138,25 @@ def read_of(keyring: Keyring, row: Approval, now: datetime | None = None) -> App
 
 
 async def use_approved(db: Database, tenant_id: TenantId, binding: Binding) -> uuid.UUID | None:
-    """Rule (a): consume a usable approval of ``binding``; its id, or None (none, or lost)."""
+    """Rule (a): consume a usable approval of ``binding``; its id, or None (none, or lost).
+
+    The consuming ``UPDATE`` is conditional (approved, unused, inside its use window) and
+    decides alone who wins, so on PostgreSQL it runs as one statement that commits on its own
+    (:meth:`~hub.core.db.Database.reads`, as the audit writer's appends): no ``BEGIN`` and
+    ``COMMIT`` around it, two round trips fewer on an approved call. On SQLite it takes the
+    write lock in a transaction of its own, as every write there does."""
     now = clock.now()
     async with db.reads() as session:
         candidates = await repository.usable_ids(session, tenant_id, binding, now)
     for approval_id in candidates:
-        async with db.session(write=True) as session:
+        async with _consuming(db) as session:
             if await repository.consume(session, tenant_id, approval_id, now):
                 return approval_id
     return None
+
+
+def _consuming(db: Database) -> contextlib.AbstractAsyncContextManager[AsyncSession]:
+    return db.session(write=True) if db.is_sqlite else db.reads()
 
 
 async def denied_for(db: Database, tenant_id: TenantId, binding: Binding) -> Approval | None:
