@@ -59,6 +59,7 @@ from tests.support.factories import make_principal, make_server, make_tenant, sc
 CONNECTIONS = 16
 SECONDS = 4.0
 ROUNDS = 3
+WARMUP_SECONDS = 1.0
 GRANTS = 1_000
 OPERATOR_TEMPLATE = ROLE_TEMPLATES["operator"]
 WORKERS_LABEL = "hub --workers 2"
@@ -223,7 +224,7 @@ def _bench_backend(
         }
         for case in cases:  # warm-up, not counted (wrk has none of its own)
             for port in ports.values():
-                _load(port, case, 1.0)
+                _load(port, case, WARMUP_SECONDS)
         for _ in range(ROUNDS):
             for case in cases:
                 for name, port in ports.items():

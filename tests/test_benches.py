@@ -1,11 +1,22 @@
-"""The benchmarks still measure what they say: ``make bench`` is not part of the suite, so a
-bench whose own checks no longer hold (an API that changed under it) would only be found by
-the next person to run it. Each in-process bench runs here on a small case; its own assertions
-are the test. Nothing is timed or compared: the numbers are ``make bench``'s."""
+"""The benchmarks still run and still measure what they say.
+
+``make bench`` is not part of the suite, so a bench whose own checks no longer hold (an API that
+changed under it) would only be found by the next person to run it: the catalog bench was, once.
+Each bench runs here on a small case (few calls, short runs, SQLite only, the Python load
+generator rather than wrk), and its own assertions are the test, with the rows it prints.
+Nothing is timed or compared: the numbers are ``make bench``'s. Every server they start listens
+on loopback.
+"""
 
 from __future__ import annotations
 
-from bench import catalog, policy
+from pathlib import Path
+
+import pytest
+
+from bench import catalog, discover, gateway, policy, rest, sidecar
+from bench._peer import start_sdk_peer
+from hub.core.migrations import upgrade
 
 
 def test_the_catalog_bench_snapshots_and_bundles_every_tool() -> None:
@@ -22,3 +33,68 @@ def test_the_policy_bench_decides_for_every_size() -> None:
     rates = policy.measure(sizes=(10, 100), rounds=1)
     assert set(rates) == {10, 100}
     assert all(rate > 0 for rate in rates.values())
+
+
+def test_the_discovery_bench_discovers_in_both_eras(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(discover, "TOOLS", 6)
+    monkeypatch.setattr(discover, "PAGE_SIZE", 4)
+    monkeypatch.setattr(discover, "WARMUP", 1)
+    monkeypatch.setattr(discover, "ROUNDS", 3)
+    discover.main()
+    printed = capsys.readouterr().out
+    for era in ("modern", "legacy"):
+        assert f"{era:<8} hub" in printed
+        assert f"{era:<8} sdk" in printed
+
+
+def test_the_rest_bench_loads_the_hub_and_the_bare_routes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(rest, "available", lambda: None)  # the bench's own load generator
+    monkeypatch.setattr(rest, "GRANTS", 20)
+    monkeypatch.setattr(rest, "SECONDS", 0.3)
+    monkeypatch.setattr(rest, "WARMUP_SECONDS", 0.2)
+    monkeypatch.setattr(rest, "ROUNDS", 1)
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+    upgrade(db_url)
+    rest._bench_backend("SQLite (file)", db_url, tmp_path, workers=False)  # 200s, or it raises
+    printed = capsys.readouterr().out
+    for case in ("GET server (tenant_admin)", "grants/check (1,000 grants)"):
+        assert case in printed
+    assert printed.count(" hub ") == 3
+
+
+def test_the_gateway_bench_calls_through_the_hub_allowed_and_approved(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(gateway, "WARMUP", 1)
+    monkeypatch.setattr(gateway, "ROUNDS", 3)
+    monkeypatch.setattr(gateway, "ASK_ROUNDS", 2)
+    monkeypatch.setattr(gateway, "CLIENTS", 2)
+    monkeypatch.setattr(gateway, "THROUGHPUT_SECONDS", 0.3)
+    peer, peer_url = start_sdk_peer(tmp_path, gateway.TOOLS, mode="stateless-json", page_size=50)
+    try:
+        db_url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+        upgrade(db_url)
+        gateway.backend("SQLite (file)", db_url, tmp_path, peer_url)
+    finally:
+        peer.terminate()
+        peer.wait(timeout=10)
+    printed = capsys.readouterr().out
+    for era in gateway.ERAS:
+        assert f"{era:<11} {'allow':<14} hub " in printed
+        assert f"{era:<11} {'ask, approved':<14} hub " in printed
+    assert "throughput, 2 clients" in printed
+
+
+def test_the_sidecar_bench_calls_through_every_path(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sidecar, "WARMUP", 1)
+    monkeypatch.setattr(sidecar, "ROUNDS", 3)
+    sidecar.main()
+    printed = capsys.readouterr().out
+    for path in ("peer", "hub", "relay", "direct"):
+        assert f"\n{path:<10}" in printed or printed.startswith(f"{path:<10}")
