@@ -238,8 +238,8 @@ async def _fetch_asyncpg(
 
     SQLAlchemy's asyncpg adapter runs each statement in a greenlet, behind a mutex and its own
     statement cache, and its connection in autocommit only by a mode switch set and reset around
-    the read: half the CPU of a plain read (measured with a trivial statement: 121-146 µs per
-    read through :func:`_fetch`, 50-61 µs by asyncpg alone). Here the pool still checks the
+    the read (a trivial read, counted with callgrind: 196.8 k instructions through
+    :func:`_fetch`, 137.8 k here; docs/decisions.md, sixth pass). Here the pool still checks the
     connection out and back in (one greenlet hop, which may open a connection), and the
     statements go to the pooled connection's asyncpg ``Connection`` (``driver_connection``,
     public), with its own prepared-statement cache and the codecs SQLAlchemy set on it. Outside
