@@ -8,8 +8,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import bindparam, not_, select, update
+from sqlalchemy import Table, bindparam, not_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
@@ -77,17 +78,20 @@ _USABLE = (
     .order_by(*_NEWEST_FIRST)
     .limit(20)
 )
+_APPROVALS = cast(Table, Approval.__table__)
+#: on the table, not the entity: the ORM's bulk-update machinery around an entity's UPDATE cost
+#: a quarter of the consuming statement's CPU (in process, PostgreSQL: 486-508 against 372-386
+#: µs with its session) for nothing, as no loaded object is synchronised
 _CONSUME = (
-    update(Approval)
+    update(_APPROVALS)
     .where(
-        Approval.tenant_id == bindparam("scope"),  # an UPDATE reserves the column's own name
-        Approval.id == bindparam("approval_id"),
-        Approval.status == "approved",
-        Approval.used_at.is_(None),
-        Approval.use_by > bindparam("now"),
+        _APPROVALS.c.tenant_id == bindparam("scope"),  # an UPDATE reserves the column's own name
+        _APPROVALS.c.id == bindparam("approval_id"),
+        _APPROVALS.c.status == "approved",
+        _APPROVALS.c.used_at.is_(None),
+        _APPROVALS.c.use_by > bindparam("now"),
     )
     .values(status="used", used_at=bindparam("now"))
-    .execution_options(synchronize_session=False)
 )
 
 
