@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
 from hub.approvals.states import status_condition
-from hub.core.db import read_rows
+from hub.core.db import read_rows, write_alone
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Approval
@@ -129,8 +129,7 @@ async def consume(
 ) -> bool:
     """Mark an approved, unused, unexpired approval used; True for the one caller that wins."""
     params = {"scope": tenant_id.value, "approval_id": approval_id, "now": now}
-    result = await session.execute(_CONSUME, params)
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return bool(await write_alone(session, _CONSUME, params))
 
 
 async def decide(

@@ -8,16 +8,15 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import Select, Table, bindparam, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
-from sqlalchemy.sql.base import Executable
 
 from hub.audit.chain import GENESIS, NewEvent
+from hub.core.db import write_alone
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.tenancy import TenantId, scoped
 from hub.models import AuditChainHead, AuditEvent
@@ -189,14 +188,7 @@ async def append_if_head(
         b_last_id=event.id,
         b_last_hash=event.hash,
     )
-    return bool(await session.run_sync(_rowcount, _INSERT_EVENT_IF_MOVED, params))
-
-
-def _rowcount(session: Session, statement: Executable, params: dict[str, Any]) -> int:
-    """``statement`` run as Core on the session's connection (one hop into its greenlet, none of
-    the ORM's statement handling: the statement names a table, not an entity)."""
-    rowcount: int = session.connection().execute(statement, params).rowcount
-    return rowcount
+    return bool(await write_alone(session, _INSERT_EVENT_IF_MOVED, params))
 
 
 def _filtered(tenant_id: TenantId | None, filters: AuditFilters) -> Select[AuditEvent]:

@@ -58,6 +58,7 @@ __all__ = [
     "read_rows",
     "read_scoping_rows",
     "sqlite_file",
+    "write_alone",
 ]
 
 #: Engine execution option naming a transaction's mode: ``"write"`` (SQLite: ``BEGIN
@@ -222,7 +223,7 @@ async def _plain(
         return None
     engine = cast("AsyncEngine", session.bind)
     plan = plainreads.plan_of(statement, engine.dialect)
-    if plan is None:
+    if plan is None or plan.dml:
         return None
     if scope_column is not None:
         return await plainreads.fetch_scoping(engine, plan, params, scope_column)
@@ -288,6 +289,29 @@ def _scoping_rows(
     rows = connection.execute(statement, params).all()
     rls.set_by_statement(session, connection, str(rows[0][scope_column]))
     return rows
+
+
+async def write_alone(
+    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
+) -> int:
+    """Run a Core ``INSERT``, ``UPDATE`` or ``DELETE`` (no ``RETURNING``) on ``session``: its
+    row count. A read session on PostgreSQL commits each statement on its own, so one that holds
+    no connection sends it past the session (:func:`hub.core.plainreads.execute`: about a
+    quarter of the CPU); any other runs it as Core on its own connection (one greenlet hop, none
+    of the ORM's statement handling), in its transaction if it has one."""
+    if session.info.get(_PLAIN_READS) and not session.in_transaction():
+        engine = cast("AsyncEngine", session.bind)
+        plan = plainreads.plan_of(statement, engine.dialect)
+        if plan is not None:
+            count = await plainreads.execute(engine, plan, params)
+            if count is not None:
+                return count
+    return await session.run_sync(_rowcount, statement, params)
+
+
+def _rowcount(session: Session, statement: Executable, params: Mapping[str, Any]) -> int:
+    rowcount: int = session.connection().execute(statement, params).rowcount
+    return rowcount
 
 
 class Database:

@@ -106,6 +106,7 @@ class Plan:
     binds: tuple[Processor | None, ...]
     results: tuple[tuple[int, Processor], ...]  # the columns that have one, by position
     row: type[tuple[Any, ...]]
+    dml: bool = False  # an INSERT, UPDATE or DELETE without RETURNING: :func:`execute` runs it
 
     def arguments(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
         values = []
@@ -130,8 +131,9 @@ _plans: dict[str, weakref.WeakKeyDictionary[Executable, Plan | None]] = {}
 
 def plan_of(statement: Executable, dialect: Dialect) -> Plan | None:
     """The statement's plan for ``dialect`` (made once), or None for a statement this module
-    does not run (no positional parameters, an expanding ``IN``, no columns): its callers then
-    read through the session."""
+    does not run (no positional parameters, an expanding ``IN``, no columns unless it is an
+    ``INSERT``, ``UPDATE`` or ``DELETE``, a ``RETURNING``): its callers then run it through the
+    session."""
     plans = _plans.setdefault(dialect.name, weakref.WeakKeyDictionary())
     if statement not in plans:
         plans[statement] = _plan(statement, dialect)
@@ -142,7 +144,10 @@ def _plan(statement: Executable, dialect: Dialect) -> Plan | None:
     compiled = cast(SQLCompiler, cast(ClauseElement, statement).compile(dialect=dialect))
     names = tuple(compiled.positiontup or ())
     columns = list(getattr(statement, "selected_columns", ()))
-    if not columns or not dialect.positional or len(names) != len(set(names)):
+    dml = compiled.isinsert or compiled.isupdate or compiled.isdelete
+    if dml and compiled.effective_returning:
+        return None  # RETURNING: not run here
+    if not (columns or dml) or not dialect.positional or len(names) != len(set(names)):
         return None
     binds = compiled.binds
     if any(binds[name].expanding for name in names):
@@ -158,7 +163,7 @@ def _plan(statement: Executable, dialect: Dialect) -> Plan | None:
     ]
     row = namedtuple("PlainRow", keys, rename=True)  # type: ignore[misc]
     fixed = {name: binds[name].effective_value for name in names if not binds[name].required}
-    return Plan(compiled.string, names, fixed, bind_processors, result_processors, row)
+    return Plan(compiled.string, names, fixed, bind_processors, result_processors, row, dml)
 
 
 class _SqliteReader:
@@ -210,8 +215,9 @@ async def fetch(engine: AsyncEngine, plan: Plan, params: Mapping[str, Any]) -> l
     if reader is not None:
         return reader.rows(plan, params, engine.dialect)
     if engine.dialect.driver == "asyncpg":
-        rows, _scope = await _fetch_asyncpg(engine, plan, params, None)
-        return rows
+        done = await _on_asyncpg(engine, plan, params, None)
+        if done is not None:
+            return done[0]
     rows, _scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, None)
     return rows
 
@@ -222,8 +228,11 @@ async def fetch_scoping(
     """:func:`fetch` for a ``SECURITY DEFINER`` lookup that sets the connection's scope itself
     and returns it in column ``scope_column`` of its first row: nothing is set before it, and
     the connection's note and this context's scope follow what it set."""
+    done = None
     if engine.dialect.driver == "asyncpg":
-        rows, scope = await _fetch_asyncpg(engine, plan, params, scope_column)
+        done = await _on_asyncpg(engine, plan, params, scope_column)
+    if done is not None:
+        rows, scope, _count = done
     else:
         rows, scope = await greenlet_spawn(_fetch, engine.sync_engine, plan, params, scope_column)
     if scope is not None:
@@ -231,10 +240,24 @@ async def fetch_scoping(
     return rows
 
 
-async def _fetch_asyncpg(
+async def execute(engine: AsyncEngine, plan: Plan, params: Mapping[str, Any]) -> int | None:
+    """Run a ``dml`` plan alone, committed on its own, in this context's row-level security
+    scope (PostgreSQL): its row count. None when the caller must run it through its session
+    instead: another driver, or a statement the server refused (nothing was written; the
+    session's adapter then raises its own exception, or the statement succeeds the second time,
+    as a client's retry would). A conditional write decides alone who wins, committed alone."""
+    if not plan.dml or engine.dialect.driver != "asyncpg":
+        return None
+    done = await _on_asyncpg(engine, plan, params, None)
+    return None if done is None else done[2]
+
+
+async def _on_asyncpg(
     engine: AsyncEngine, plan: Plan, params: Mapping[str, Any], scope_column: int | None
-) -> tuple[list[Any], str | None]:
-    """:func:`_fetch` on PostgreSQL, with the statement sent by asyncpg itself.
+) -> tuple[list[Any], str | None, int] | None:
+    """The rows, the scope a definer set and the row count of ``plan``, sent by asyncpg itself
+    on a pooled PostgreSQL connection; None when the server refused it (to be run again through
+    SQLAlchemy, whose adapter raises its own exception for it).
 
     SQLAlchemy's asyncpg adapter runs each statement in a greenlet, behind a mutex and its own
     statement cache, and its connection in autocommit only by a mode switch set and reset around
@@ -243,22 +266,21 @@ async def _fetch_asyncpg(
     connection out and back in (one greenlet hop, which may open a connection), and the
     statements go to the pooled connection's asyncpg ``Connection`` (``driver_connection``,
     public), with its own prepared-statement cache and the codecs SQLAlchemy set on it. Outside
-    a transaction asyncpg runs each statement on its own, which is the autocommit the read
-    wants; the adapter never began one (a connection comes back from the pool with none), so
-    it has nothing to end when the connection goes back.
+    a transaction asyncpg runs each statement on its own, which is the autocommit wanted here;
+    the adapter never began one (a connection comes back from the pool with none), so it has
+    nothing to end when the connection goes back.
 
-    Failures leave as SQLAlchemy's exceptions, never asyncpg's. A read whose connection asyncpg
-    closed (the server went away) invalidates it and raises :class:`~sqlalchemy.exc.
+    Failures leave as SQLAlchemy's exceptions, never asyncpg's. A statement whose connection
+    asyncpg closed (the server went away) invalidates it and raises :class:`~sqlalchemy.exc.
     InterfaceError` with ``connection_invalidated``, as the adapter does for a disconnect (the
-    handlers' 503). Any other failure (the server refused the statement) is made again by
-    :func:`_fetch` on another checkout, whose adapter raises its own exception for it: these
-    reads change nothing (a definer lookup sets the scope, which the second read sets again)."""
+    handlers' 503). Any other failure (the server refused the statement, so it changed nothing)
+    returns None: reads, and a definer lookup setting the scope, are safely made again."""
     arguments = plan.arguments(params)
     fairy = await greenlet_spawn(engine.sync_engine.raw_connection)
     driver: Any = fairy.driver_connection  # asyncpg's Connection
-    failure: Exception | None = None
     raw: list[Any] = []
     scope = None
+    count = 0
     try:
         try:
             if scope_column is None:
@@ -270,23 +292,24 @@ async def _fetch_asyncpg(
                     rls.note_raw(fairy.info, wanted)
             if _observers:
                 _sent(plan.sql)
-            raw = await driver.fetch(plan.sql, *arguments)
+            if plan.dml:
+                status: str = await driver.execute(plan.sql, *arguments)  # "UPDATE 1" …
+                count = int(status.rsplit(" ", 1)[-1])
+            else:
+                raw = await driver.fetch(plan.sql, *arguments)
             if scope_column is not None and raw:
                 scope = str(raw[0][scope_column])
                 rls.note_raw(fairy.info, scope)
         except Exception as error:
             if not driver.is_closed():
-                failure = error  # made again below, for SQLAlchemy's own exception
-            else:
-                await greenlet_spawn(fairy.invalidate, error)
-                raise InterfaceError(
-                    plan.sql, arguments, error, hide_parameters=True, connection_invalidated=True
-                ) from error
+                return None  # checked in below, and made again through SQLAlchemy
+            await greenlet_spawn(fairy.invalidate, error)
+            raise InterfaceError(
+                plan.sql, arguments, error, hide_parameters=True, connection_invalidated=True
+            ) from error
     finally:
         fairy.close()
-    if failure is not None:
-        return await greenlet_spawn(_fetch, engine.sync_engine, plan, params, scope_column)
-    return plan.rows(raw), scope
+    return plan.rows(raw), scope, count
 
 
 def _fetch(

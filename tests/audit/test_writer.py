@@ -22,6 +22,7 @@ from hub.core.tenancy import TenantId
 from hub.models import AuditEvent
 from tests.support.databases import owner_session
 from tests.support.factories import make_tenant, scope_of
+from tests.support.queries import count_statements
 
 
 def _entry(scope: TenantId, i: int, **details: Any) -> Any:
@@ -143,20 +144,13 @@ async def test_on_postgresql_an_event_is_one_statement_once_the_head_is_known(
     first = Pending()
     writer.submit(database, _entry(tenant, 0), first)  # creates the chain's head
     await first.wait()
-    statements: list[str] = []
-
-    def on_execute(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if "set_config" not in statement:  # the connection's RLS scope, when it changes
-            statements.append(statement)
-
-    event.listen(database.engine.sync_engine, "before_cursor_execute", on_execute)
-    try:
+    with count_statements(database) as sent:  # through the engine and past it, both
         for i in range(1, 11):
             pending = Pending()
             writer.submit(database, _entry(tenant, i), pending)
             await pending.wait()
-    finally:
-        event.remove(database.engine.sync_engine, "before_cursor_execute", on_execute)
+    # the connection's RLS scope is set when it changes
+    statements = [s for s in sent if "set_config" not in s]
     assert len(statements) == 10
     assert all(s.lstrip().startswith("WITH moved_head") for s in statements)
     assert await _resources(database, tenant) == [f"tool:peer.t{i}" for i in range(11)]
