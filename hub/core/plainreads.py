@@ -1,4 +1,5 @@
-"""Reads of plain columns on a pooled driver connection, past SQLAlchemy's execution layer.
+"""Reads of plain columns on a pooled driver connection, past SQLAlchemy's execution layer
+(and, on PostgreSQL, one-statement writes: :func:`execute`, for :func:`hub.core.db.write_alone`).
 
 Every authenticated request reads its key, and most read one more row (a server by handle, a
 principal's ``grants_version``, a deployment's view); none of these reads builds an ORM object.
