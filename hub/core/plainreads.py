@@ -18,7 +18,7 @@ What stays SQLAlchemy's:
   (:class:`~sqlalchemy.exc.DBAPIError` and its subclasses), and a disconnect invalidates the
   connection: the handlers' 503 mapping is unchanged. On SQLite the read runs on the DBAPI
   cursor SQLAlchemy would use; on PostgreSQL asyncpg sends it itself, and a failure is
-  translated as :func:`_fetch_asyncpg` says.
+  translated as :func:`_on_asyncpg` says.
 
 When: only for a read session (:meth:`hub.core.db.Database.sessionmaker` with ``write=False``,
 and :meth:`~hub.core.db.Database.reads`: each statement its own transaction, ``AUTOCOMMIT`` on
