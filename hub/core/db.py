@@ -47,6 +47,7 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 from sqlalchemy.sql import Executable
 
 from hub.core import plainreads, rls, sqlite
+from hub.core.keptpool import KeepingPool
 
 _ = rls  # its session hook sets row-level security's scope on every PostgreSQL transaction
 
@@ -173,6 +174,7 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
         hide_parameters=True,
         pool_recycle=1800,
         pool_use_lifo=True,
+        poolclass=KeepingPool,
         **_pool_limits(pool_size),
     )
 

@@ -13,7 +13,9 @@ What stays SQLAlchemy's:
 - the statement: a Core ``select`` (or ``text().columns()``) compiled once per dialect, its
   parameters and columns converted by SQLAlchemy's own bind and result processors of their
   types (:class:`Plan`);
-- the pool: the read checks a connection out and back in (reset on return, as always);
+- the pool: the read checks a connection out and back in (reset on return, as always); on
+  PostgreSQL its :class:`~hub.core.keptpool.KeepingPool` may keep it checked out for the next
+  plain read instead, within the limits that module gives;
 - the exceptions: a driver error arrives as a SQLAlchemy exception
   (:class:`~sqlalchemy.exc.DBAPIError` and its subclasses), and a disconnect invalidates the
   connection: the handlers' 503 mapping is unchanged. On SQLite the read runs on the DBAPI
@@ -68,7 +70,8 @@ from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.util import greenlet_spawn
 
-from hub.core import rls
+from hub.core import keptpool, rls
+from hub.core.keptpool import KeepingPool
 
 __all__ = ["Plan", "attach_sqlite_reader", "fetch", "fetch_scoping", "observe", "plan_of"]
 
@@ -263,13 +266,14 @@ async def _on_asyncpg(
     SQLAlchemy's asyncpg adapter runs each statement in a greenlet, behind a mutex and its own
     statement cache, and its connection in autocommit only by a mode switch set and reset around
     the read (a trivial read, counted with callgrind: 196.8 k instructions through
-    :func:`_fetch`, 137.8 k here; docs/decisions.md, sixth pass). Here the pool still checks the
-    connection out and back in (one greenlet hop, which may open a connection), and the
-    statements go to the pooled connection's asyncpg ``Connection`` (``driver_connection``,
-    public), with its own prepared-statement cache and the codecs SQLAlchemy set on it. Outside
-    a transaction asyncpg runs each statement on its own, which is the autocommit wanted here;
-    the adapter never began one (a connection comes back from the pool with none), so it has
-    nothing to end when the connection goes back.
+    :func:`_fetch`, 137.8 k here; docs/decisions.md, sixth pass). Here the pool checks the
+    connection out and back in (one greenlet hop, which may open a connection) unless its
+    :class:`~hub.core.keptpool.KeepingPool` kept one from an earlier read, and the statements
+    go to the connection's asyncpg ``Connection`` (``driver_connection``, public), with its own
+    prepared-statement cache and the codecs SQLAlchemy set on it. Outside a transaction asyncpg
+    runs each statement on its own, which is the autocommit wanted here; the adapter never began
+    one (a connection comes back from the pool with none), so it has nothing to end when the
+    connection goes back.
 
     Failures leave as SQLAlchemy's exceptions, never asyncpg's. A statement whose connection
     asyncpg closed (the server went away) invalidates it and raises :class:`~sqlalchemy.exc.
@@ -277,11 +281,19 @@ async def _on_asyncpg(
     handlers' 503). Any other failure (the server refused the statement, so it changed nothing)
     returns None: reads, and a definer lookup setting the scope, are safely made again."""
     arguments = plan.arguments(params)
-    fairy = await greenlet_spawn(engine.sync_engine.raw_connection)
+    pool = engine.sync_engine.pool
+    keeper = pool if isinstance(pool, KeepingPool) else None  # PostgreSQL engines' pool
+    kept = None if keeper is None else keeper.take()
+    if kept is None:
+        fairy: Any = await greenlet_spawn(engine.sync_engine.raw_connection)
+        since = keptpool.now()
+    else:
+        fairy, since = kept
     driver: Any = fairy.driver_connection  # asyncpg's Connection
     raw: list[Any] = []
     scope = None
     count = 0
+    answered = False
     try:
         try:
             if scope_column is None:
@@ -301,15 +313,23 @@ async def _on_asyncpg(
             if scope_column is not None and raw:
                 scope = str(raw[0][scope_column])
                 rls.note_raw(fairy.info, scope)
+            answered = True
         except Exception as error:
             if not driver.is_closed():
                 return None  # checked in below, and made again through SQLAlchemy
             await greenlet_spawn(fairy.invalidate, error)
+            if keeper is not None:
+                keeper.give_back()  # the server went away: they are checked out afresh
             raise InterfaceError(
                 plan.sql, arguments, error, hide_parameters=True, connection_invalidated=True
             ) from error
     finally:
-        fairy.close()
+        # kept only after an answer: a failed or cancelled statement's connection goes back to
+        # the pool as before
+        if keeper is not None and answered:
+            keeper.keep(fairy, since)
+        else:
+            fairy.close()
     return plan.rows(raw), scope, count
 
 

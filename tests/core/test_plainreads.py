@@ -34,6 +34,7 @@ _BY_HANDLE = select(Server.__table__).where(
 #: no tenant filter of its own: only row-level security keeps another tenant's rows out
 _HANDLES = select(Server.__table__.c.handle).where(Server.__table__.c.url == bindparam("url"))
 _URL = "https://mcp.example.com/mcp"
+_PID = text("SELECT pg_backend_pid() AS pid").columns(column("pid", Integer))
 
 
 def _new_server(tenant_id: uuid.UUID, handle: str) -> Server:
@@ -122,9 +123,9 @@ async def test_reads_hold_one_connection_at_a_time_and_are_reported(database: Da
     assert all(r is not None and r.handle == "linear" for r in rows)
     if database.is_sqlite:  # the file's own connection for plain reads: no checkout at all
         assert checkouts.count == 0
-    else:
-        assert checkouts.count == 3
-        assert checkouts.most == 1
+    else:  # at most one checkout: the pool keeps the connection for the next plain read
+        assert checkouts.count <= 1
+        assert checkouts.most <= 1
     assert sum("FROM servers" in s for s in sent) == 3
 
 
@@ -174,7 +175,7 @@ async def test_a_dropped_connection_is_invalidated_and_the_next_read_reconnects(
     with rls.scope(scope_of(tenant.id)):
         async with database.reads() as session:
             assert await read_row(session, _BY_HANDLE, params) is not None
-            pids.append((await session.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+            pids.append((await read_row(session, _PID, {})).pid)  # the same, kept, connection
     async with owner_session(database) as owner:  # the pooled connection's backend goes away
         await owner.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pids[0]})
     with rls.scope(scope_of(tenant.id)):
