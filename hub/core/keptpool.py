@@ -23,7 +23,7 @@ connection still happens to every kept one, at most a little later:
 - when the pool is invalidated (SQLAlchemy does it at a disconnect: the server went away), every
   kept connection goes back first, so the invalidation reaches them at their next checkout instead
   of each failing a request of its own; a plain read that finds its connection closed gives the
-  kept ones back too (:func:`hub.core.plainreads`);
+  kept ones back too (:mod:`hub.core.plainreads`);
 - disposing of the pool (the engine's ``dispose``) gives them back first, to be closed with it.
 
 Plain reads run outside any transaction (asyncpg runs each statement on its own), so a kept
@@ -67,7 +67,7 @@ class KeepingPool(AsyncAdaptedQueuePool):
         kept = self._kept
         while kept:
             connection, since = kept.pop()
-            if monotonic() - since < KEEP_SECONDS:
+            if now() - since < KEEP_SECONDS:
                 return connection, since
             connection.close()
         return None
@@ -78,7 +78,7 @@ class KeepingPool(AsyncAdaptedQueuePool):
         if (
             connection.is_valid
             and len(self._kept) < self._keep_at_most
-            and monotonic() - since < KEEP_SECONDS
+            and now() - since < KEEP_SECONDS
         ):
             self._kept.append((connection, since))
         else:
