@@ -56,6 +56,10 @@ def now() -> float:
 class KeepingPool(AsyncAdaptedQueuePool):
     """SQLAlchemy's asyncio queue pool, keeping idle connections of plain reads (module doc)."""
 
+    #: log where the pool it replaces logs: under ``sqlalchemy`` (WARNING unless ``echo_pool``),
+    #: not under ``hub`` (INFO), where "Pool disposed" lines would reach the hub's own output
+    _sqla_logger_namespace = "sqlalchemy.pool.impl.AsyncAdaptedQueuePool"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # (connection, when it was checked out of the queue), the most recently kept last
