@@ -27,11 +27,18 @@ _PID = text("SELECT pg_backend_pid() AS pid").columns(column("pid", Integer))
 
 
 @pytest.fixture
-async def small(db_url: str) -> AsyncIterator[Database]:
-    """A database whose pool holds (and may keep) at most two connections."""
+def pg_url(db_url: str) -> str:
+    """The app's PostgreSQL URL; SQLite engines have no keeping pool (their plain reads have a
+    connection of their own)."""
     if db_url.startswith("sqlite"):
         pytest.skip("the keeping pool is PostgreSQL's")
-    engine = create_engine(db_url, pool_size=1)
+    return db_url
+
+
+@pytest.fixture
+async def small(pg_url: str) -> AsyncIterator[Database]:
+    """A database whose pool holds (and may keep) at most two connections."""
+    engine = create_engine(pg_url, pool_size=1)
     try:
         yield Database(engine)
     finally:
@@ -60,13 +67,11 @@ async def test_plain_reads_share_one_kept_connection(small: Database) -> None:
     assert _pool(small).kept() == 1
 
 
-async def test_a_session_takes_the_kept_connection_instead_of_waiting(db_url: str) -> None:
+async def test_a_session_takes_the_kept_connection_instead_of_waiting(pg_url: str) -> None:
     """With a pool of one connection kept by a plain read, a session's checkout gets it at once;
     without the pool taking it back it would wait ``pool_timeout`` and fail."""
-    if db_url.startswith("sqlite"):
-        pytest.skip("the keeping pool is PostgreSQL's")
     engine: AsyncEngine = create_async_engine(
-        db_url, poolclass=KeepingPool, pool_size=1, max_overflow=0, pool_timeout=1
+        pg_url, poolclass=KeepingPool, pool_size=1, max_overflow=0, pool_timeout=1
     )
     database = Database(engine)
     opened: list[object] = []
