@@ -22,6 +22,7 @@ from hub.auth.service import admit_key_values, authenticate
 from hub.core.deps import SessionDep, get_settings_dep, session_of
 from hub.core.errors import Unauthorized
 from hub.core.logging import bind_context
+from hub.core.readahead import read_ahead_of
 
 __all__ = [
     "CallerDep",
@@ -77,12 +78,28 @@ async def caller_of(request: Request) -> Caller:
 
 async def authenticate_request(request: Request, key: ParsedKey, session: AsyncSession) -> Caller:
     """The caller ``key`` authenticates, on ``session`` (for endpoints that are not REST routes,
-    such as the agents' MCP endpoint); remembered on the request, bound to the log context."""
+    such as the agents' MCP endpoint); remembered on the request, bound to the log context. An
+    endpoint marked with :func:`hub.core.readahead.read_ahead` has its first read sent with the
+    key's (:mod:`hub.core.readahead`)."""
     cached: Caller | None = getattr(request.state, "caller", None)
     if cached is not None:
         return cached
-    caller = await authenticate(session, pepper_of(request), key, request.state.request_id)
+    spec = read_ahead_of(request.scope.get("endpoint"))
+    ahead = None
+    if spec is not None:
+        params = spec.params(request.path_params, await _json_body(request) if spec.body else None)
+        ahead = None if params is None else (spec, params)
+    caller = await authenticate(session, pepper_of(request), key, request.state.request_id, ahead)
     return _remembered(request, caller)
+
+
+async def _json_body(request: Request) -> Any:
+    """The request's body as JSON (parsed once: FastAPI parsed it already for a route with a
+    body model), or None when it is not JSON."""
+    try:
+        return await request.json()
+    except ValueError:  # not JSON, or not UTF-8: the route's own validation answers it
+        return None
 
 
 def pepper_of(request: Request) -> bytes:

@@ -23,19 +23,21 @@ from __future__ import annotations
 import hmac
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth import repository
+from hub.auth.ahead import find_key_ahead
 from hub.auth.caller import Caller
 from hub.auth.key_format import ParsedKey, hash_key
-from hub.core import clock, rls
+from hub.core import clock, readahead, rls
 from hub.core.db import preliminary_reads
 from hub.core.errors import Unauthorized
-from hub.core.tenancy import TenantId
+from hub.core.readahead import ReadAhead
+from hub.core.tenancy import TenantId, tenant_params
 
 __all__ = [
     "DEFINER_KEY_COLUMNS",
@@ -52,14 +54,29 @@ _DUMMY_HASH = "0" * 64
 
 
 async def authenticate(
-    session: AsyncSession, pepper: bytes, key: ParsedKey, request_id: str
+    session: AsyncSession,
+    pepper: bytes,
+    key: ParsedKey,
+    request_id: str,
+    ahead: tuple[ReadAhead, Mapping[str, Any]] | None = None,
 ) -> Caller:
-    """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise."""
+    """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise.
+    ``ahead``: the route's first read and its path's parameters, sent with the key's read on
+    PostgreSQL and remembered on the session for the route (:mod:`hub.core.readahead`)."""
     computed = hash_key(pepper, key.full)
     rls.expect_scope_from_statement()  # the key's read sets the scope (PostgreSQL)
     async with preliminary_reads(session):
-        record = await repository.find_key(session, key.key_id)
-        return await _admit_and_touch(session, record, computed, request_id)
+        if ahead is None:
+            record = await repository.find_key(session, key.key_id)
+            return await _admit_and_touch(session, record, computed, request_id)
+        spec, params = ahead
+        record, row = await find_key_ahead(session, key.key_id, computed, spec, params)
+        caller = await _admit_and_touch(session, record, computed, request_id)
+        if row is not None and caller.tenant_id is not None:
+            readahead.remember(
+                session, spec.statement, tenant_params(caller.tenant_id, **params), row
+            )
+        return caller
 
 
 #: the typed columns a definer returning the key's row starts with (see :func:`admit_key_values`)

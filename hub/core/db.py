@@ -46,7 +46,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 from sqlalchemy.sql import Executable
 
-from hub.core import plainreads, rls, sqlite
+from hub.core import plainreads, readahead, rls, sqlite
 from hub.core.keptpool import KeepingPool
 
 _ = rls  # its session hook sets row-level security's scope on every PostgreSQL transaction
@@ -238,7 +238,12 @@ async def read_row(session: AsyncSession, statement: Executable, params: Mapping
     columns, never entities. A read session that holds no connection reads it on a pooled
     connection of its own (:mod:`hub.core.plainreads`); any other runs it on its own connection
     and transaction (begun as any of its statements would be, hooks included), one greenlet hop.
-    Either way the row has the statement's columns by position and by name."""
+    Either way the row has the statement's columns by position and by name. A read session may
+    have it already, read with the caller's key (:mod:`hub.core.readahead`)."""
+    if session.info.get(_PLAIN_READS) and not session.in_transaction():
+        ahead = readahead.recall(session, statement, params)
+        if ahead is not None:
+            return ahead
     rows = await _plain(session, statement, params)
     if rows is None:
         return await session.run_sync(_read_row, statement, params)

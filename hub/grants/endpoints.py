@@ -13,6 +13,7 @@ from hub.authz.throttle import rest_router
 from hub.core.deps import SessionDep, reads_only
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
+from hub.core.readahead import read_ahead
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.grants import service
 from hub.grants.deps import EffectiveCheckDep, PolicyCacheDep
@@ -63,6 +64,7 @@ async def delete_grant(
 
 @router.post("/check", name="grant.check")
 @reads_only
+@read_ahead(service.CHECK_READ_AHEAD)
 async def check_grant(
     body: GrantCheck,
     session: SessionDep,

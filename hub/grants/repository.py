@@ -10,10 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import read_row
 from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.readahead import ReadAhead
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Grant, Principal
 
 __all__ = [
+    "VERSION_AHEAD",
     "bump_grants_version",
     "find_duplicate",
     "get_grant",
@@ -38,6 +40,10 @@ _VERSION = select(Principal.__table__.c.grants_version).where(
     Principal.__table__.c.tenant_id == bindparam(TENANT_PARAM),
     Principal.__table__.c.id == bindparam("principal_id"),
 )
+
+#: ``POST …/grants/check``'s read of the principal it names, sent with the caller's key
+#: (:mod:`hub.core.readahead`; a check about oneself uses the key's own version instead)
+VERSION_AHEAD = ReadAhead(_VERSION, body={"principal_id": "principal_id"})
 
 
 async def grants_version_of(

@@ -34,6 +34,7 @@ from hub.grants.templates import ROLE_TEMPLATES
 from hub.models import Grant, Principal
 
 __all__ = [
+    "CHECK_READ_AHEAD",
     "apply_role_template",
     "canonical_resource",
     "check_grant",
@@ -324,6 +325,10 @@ async def list_grants(
     principal_id: uuid.UUID | None,
 ) -> Page[Grant]:
     return await repository.list_grants(session, access.tenant_id, params, principal_id)
+
+
+#: :func:`check_grant`'s read of the principal's version, which the route sends with the key
+CHECK_READ_AHEAD = repository.VERSION_AHEAD
 
 
 async def check_grant(

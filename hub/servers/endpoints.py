@@ -12,6 +12,7 @@ from hub.authz.throttle import rest_router
 from hub.core.deps import SessionDep
 from hub.core.openapi import UPSTREAM_REFUSED
 from hub.core.pagination import PageParamsDep
+from hub.core.readahead import read_ahead
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.servers import service
 from hub.servers.schemas import ServerCreate, ServerRead, ServerUpdate
@@ -43,6 +44,7 @@ async def list_servers(
 
 
 @router.get("/{handle}", name="server.get")
+@read_ahead(service.READ_AHEAD)
 async def get_server(
     handle: str,
     session: SessionDep,

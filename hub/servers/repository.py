@@ -10,10 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import read_row
 from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.readahead import ReadAhead
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import DeploymentEntry, Server
 
 __all__ = [
+    "ROW_BY_HANDLE_AHEAD",
     "get_by_credential",
     "get_by_handle",
     "get_by_id",
@@ -36,6 +38,10 @@ _ROW_BY_HANDLE = select(Server.__table__).where(
     Server.__table__.c.handle == bindparam("handle"),
     Server.__table__.c.deleted_at.is_(None),
 )
+
+
+#: ``GET …/servers/{handle}``'s read, sent with the caller's key (:mod:`hub.core.readahead`)
+ROW_BY_HANDLE_AHEAD = ReadAhead(_ROW_BY_HANDLE, path={"handle": "handle"})
 
 
 async def row_by_handle(session: AsyncSession, tenant_id: TenantId, handle: str) -> Any:

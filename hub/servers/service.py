@@ -24,6 +24,7 @@ from hub.upstream import UpstreamContext, resolve_target
 HANDLE_RE = re.compile(HANDLE_PATTERN)
 
 __all__ = [
+    "READ_AHEAD",
     "bind_credential",
     "create_server",
     "delete_server",
@@ -72,6 +73,10 @@ async def create_server(
         {"server_id": str(server.id), "credential_id": str(data.credential_id or "")},
     )
     return server
+
+
+#: :func:`read_server`'s read, which the route has sent with the caller's key on PostgreSQL
+READ_AHEAD = repository.ROW_BY_HANDLE_AHEAD
 
 
 async def read_server(session: AsyncSession, tenant_id: TenantId, handle: str) -> ServerRead:

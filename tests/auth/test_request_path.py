@@ -72,7 +72,8 @@ async def test_a_grant_check_about_oneself_makes_one_query(
     client: httpx2.AsyncClient, database: Database, team: TenantAdmin
 ) -> None:
     """The caller's own ``grants_version`` came with its key: a check about oneself reads nothing
-    more (its compiled policy is cached); a check about someone else reads their version."""
+    more (its compiled policy is cached); a check about someone else reads their version, on
+    PostgreSQL in the key's own statement (hub.core.readahead)."""
     other = await make_principal(database, team.tenant_id, role=None)
     url = team.url("grants", "check")
     counts = []
@@ -86,7 +87,7 @@ async def test_a_grant_check_about_oneself_makes_one_query(
             response = await client.post(url, json=body, headers=team.admin.headers)
         assert response.status_code == 200
         counts.append(len(queries))
-    assert counts == [1, 2], counts
+    assert counts == [1, 1 if database.engine.dialect.name == "postgresql" else 2], counts
 
 
 async def test_bad_checksum_opens_no_connection(
