@@ -1,15 +1,20 @@
 """How ``hub serve`` runs uvicorn: httptools and uvloop, and Nagle's algorithm off on every
-connection, even one accepted on a listening socket made without ``IPPROTO_TCP``."""
+connection, even one accepted on a listening socket made without ``IPPROTO_TCP``; and how its
+app's process collects garbage."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 import uvloop
 
+from bench._serving import hub_env
 from hub.cli.serve import UVICORN_OPTIONS, NoDelayHttpToolsProtocol
 
 
@@ -70,3 +75,19 @@ async def test_a_served_connection_has_nagle_off() -> None:
     finally:
         server.should_exit = True
         await serving
+
+
+def test_the_served_app_collects_its_youngest_objects_less_often(tmp_path: Path) -> None:
+    """``served_app`` freezes what startup made and raises the youngest generation's threshold
+    (hub.cli.serve.GC_YOUNG_THRESHOLD); run in a process of its own, as ``hub serve`` does."""
+    env = hub_env(f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}", tmp_path)
+    probe = (
+        "import gc; from hub.cli.serve import served_app, GC_YOUNG_THRESHOLD;"
+        "assert gc.get_threshold()[0] != GC_YOUNG_THRESHOLD; served_app();"
+        "print(gc.get_threshold()[0] == GC_YOUNG_THRESHOLD, gc.get_freeze_count() > 10000)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]
