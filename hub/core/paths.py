@@ -21,6 +21,7 @@ from hub.core.errors import NotFound
 
 __all__ = [
     "HANDLE_PATTERN",
+    "HANDLE_RE",
     "SLUG_PATTERN",
     "canonical_handle",
     "canonical_id",
@@ -35,7 +36,7 @@ __all__ = [
 #: A server handle: lower case, digits, ``_`` and ``-``, no dots (so ``tool:<handle>.*`` can
 #: never cover another server's tools). Handles are their own canonical spelling.
 HANDLE_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
-_HANDLE = re.compile(HANDLE_PATTERN)
+HANDLE_RE = re.compile(HANDLE_PATTERN)
 
 #: A tenant slug: lower case, digits and ``-``; one that would parse as a UUID is refused too.
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -64,7 +65,7 @@ def canonical_id(value: str) -> str:
 
 
 def is_handle(value: str) -> bool:
-    return _HANDLE.fullmatch(value) is not None
+    return HANDLE_RE.fullmatch(value) is not None
 
 
 def canonical_handle(value: str) -> str:

@@ -28,6 +28,7 @@ SQLite reads locally in microseconds (no round trip to save): there the route re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -53,11 +54,16 @@ class ReadAhead:
     (``path``: bind name → path parameter) or a field of the JSON object the request's body is
     (``body``: bind name → field). Each value is converted to its bind's Python type (a UUID
     from its text, as the route's own validation does); one that does not convert, or is
-    missing, leaves the request without a read ahead (its route reads, or refuses it, itself)."""
+    missing, or does not match its pattern (``patterns``), or holds a NUL, leaves the request
+    without a read ahead (its route reads, or refuses it, itself): the joined statement is only
+    ever sent with values the route's own read would have been sent with."""
 
     statement: Select[Any]
     path: Mapping[str, str] = field(default_factory=dict)
     body: Mapping[str, str] = field(default_factory=dict)
+    #: the pattern each text parameter must match in full, as the route checks it before it
+    #: reads (a value that does not is the route's to refuse, never sent ahead)
+    patterns: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
     _types: dict[str, type] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -67,7 +73,7 @@ class ReadAhead:
             if isinstance(bind, BindParameter)
         }
         named = {TENANT_PARAM, *self.path, *self.body}
-        if set(types) != named:
+        if set(types) != named or not set(self.patterns) <= named:
             raise ValueError(f"the read's parameters are {sorted(types)}, not {sorted(named)}")
         object.__setattr__(self, "_types", types)
 
@@ -82,6 +88,9 @@ class ReadAhead:
         for bind, value in params.items():
             if not isinstance(value, str):
                 return None
+            pattern = self.patterns.get(bind)
+            if "\x00" in value or (pattern is not None and not pattern.fullmatch(value)):
+                return None  # no database takes a NUL in text; the route refuses the rest
             try:
                 params[bind] = self._types[bind](value)
             except ValueError:

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import read_row
 from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.paths import HANDLE_RE
 from hub.core.readahead import ReadAhead
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import DeploymentEntry, Server
@@ -41,7 +42,9 @@ _ROW_BY_HANDLE = select(Server.__table__).where(
 
 
 #: ``GET …/servers/{handle}``'s read, sent with the caller's key (:mod:`hub.core.readahead`)
-ROW_BY_HANDLE_AHEAD = ReadAhead(_ROW_BY_HANDLE, path={"handle": "handle"})
+ROW_BY_HANDLE_AHEAD = ReadAhead(
+    _ROW_BY_HANDLE, path={"handle": "handle"}, patterns={"handle": HANDLE_RE}
+)
 
 
 async def row_by_handle(session: AsyncSession, tenant_id: TenantId, handle: str) -> Any:

@@ -3,7 +3,6 @@ as discovery checks them; a server a deployment references cannot be deleted or 
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Sequence
 
@@ -15,13 +14,12 @@ from hub.auth.caller import TenantAccess
 from hub.core import clock
 from hub.core.errors import Conflict, NotFound
 from hub.core.pagination import Page, PageParams
+from hub.core.paths import HANDLE_RE
 from hub.core.tenancy import TenantId
 from hub.models import Server
 from hub.servers import repository
-from hub.servers.schemas import HANDLE_PATTERN, ServerCreate, ServerRead, ServerUpdate
+from hub.servers.schemas import ServerCreate, ServerRead, ServerUpdate
 from hub.upstream import UpstreamContext, resolve_target
-
-HANDLE_RE = re.compile(HANDLE_PATTERN)
 
 __all__ = [
     "READ_AHEAD",

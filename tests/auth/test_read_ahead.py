@@ -184,3 +184,18 @@ async def test_a_body_the_read_cannot_use_is_the_routes_to_refuse(
     )
     assert garbage.status_code == 400
     assert (await client.post(url, content=b"", headers=headers)).status_code == 400
+
+
+async def test_a_handle_the_route_would_refuse_is_never_sent_ahead(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    """Not a handle (the route answers 404 without a query), or text no database takes (a NUL):
+    the key is read alone, and the answer is the route's 404, never a database error."""
+    team, _ = await _team(database)
+    await client.get(team.url("servers", "linear"), headers=team.admin.headers)  # warm
+    for raw in ("%00linear", "linear%00", "Linear", "-x"):
+        with count_queries(database) as queries:
+            response = await client.get(team.url("servers", raw), headers=team.admin.headers)
+        assert response.status_code == 404, (raw, response.text)
+        assert len(queries) == 1, queries  # the key's read alone
+        assert "servers" not in queries[0]
