@@ -18,6 +18,7 @@ from hub.core.logging import install_log_redaction
 from hub.core.metrics import Metrics
 from hub.core.middleware import RequestEdgeMiddleware
 from hub.core.openapi import install_openapi
+from hub.core.route_shape import ShapedRoute
 from hub.core.settings import Settings, get_settings
 from hub.core.workers import Workers
 from hub.egress import Fetcher
@@ -74,6 +75,7 @@ def create_app(
         # request (the environment included).
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
+    app.router.route_class = ShapedRoute  # the docs' routes too (hub.core.route_shape)
     app.state.components = components
     install_exception_handlers(app)
     install_openapi(app)

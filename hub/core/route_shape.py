@@ -29,6 +29,9 @@ __all__ = ["PathShape", "ShapedRoute", "path_shape"]
 #: the number of ``/`` in a matching path, and the literal segments by position
 PathShape = tuple[int, tuple[tuple[int, str], ...]]
 
+#: the scope key of the request path and its segments (each route of the table reads them)
+_SPLIT = "hub.path_segments"
+
 
 def path_shape(path_format: str, convertors: Mapping[str, Convertor[Any]]) -> PathShape | None:
     """The shape of the paths ``path_format`` matches, or None when it has none to check."""
@@ -50,10 +53,13 @@ class ShapedRoute(APIRoute):
         shape = self.shape
         if shape is not None and scope["type"] == "http" and not scope.get("root_path"):
             path: str = scope["path"]
+            split = scope.get(_SPLIT)  # the path's segments, split once for the whole table
+            if split is None or split[0] is not path:
+                split = scope[_SPLIT] = (path, path.split("/"))
+            parts = split[1]
             slashes, literals = shape
-            if path.count("/") != slashes:
+            if len(parts) != slashes + 1:
                 return Match.NONE, {}
-            parts = path.split("/")
             for index, literal in literals:
                 if parts[index] != literal:
                     return Match.NONE, {}

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from hub.core import clock, rls
 from hub.core.db import Database, read_row
 from hub.core.deps import request_session
+from hub.core.keptpool import KeepingPool
 from hub.models import Tenant
 from tests.support.databases import owner_session
 from tests.support.factories import make_tenant, scope_of
@@ -50,8 +51,19 @@ class _Checkouts:
     def __init__(self, database: Database) -> None:
         self.out = 0
         pool = database.engine.sync_engine.pool
+        self._keeper = pool if isinstance(pool, KeepingPool) else None
+        self._kept_before = self._kept()
         event.listen(pool, "checkout", self._checkout)
         event.listen(pool, "checkin", self._checkin)
+
+    def _kept(self) -> int:
+        return 0 if self._keeper is None else self._keeper.kept()
+
+    @property
+    def held(self) -> int:
+        """Connections still checked out, but for those PostgreSQL's pool keeps for the next
+        plain read (hub.core.keptpool: out of any session's hands)."""
+        return self.out - (self._kept() - self._kept_before)
 
     def _checkout(self, *_args: object) -> None:
         self.out += 1
@@ -145,7 +157,7 @@ async def test_a_read_session_left_untouched_has_nothing_to_close(
 
     await _run(database, "GET", plain)
     assert closes == []
-    assert checkouts.out == 0
+    assert checkouts.held == 0
 
 
 async def test_a_read_session_holding_objects_is_closed(database: Database) -> None:
