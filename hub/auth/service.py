@@ -61,7 +61,7 @@ async def authenticate(
     ahead: tuple[ReadAhead, Mapping[str, Any]] | None = None,
 ) -> Caller:
     """The caller ``key`` authenticates, read on the request's ``session``; 401 otherwise.
-    ``ahead``: the route's first read and its path's parameters, sent with the key's read on
+    ``ahead``: the route's first read and its parameters, sent with the key's read on
     PostgreSQL and remembered on the session for the route (:mod:`hub.core.readahead`)."""
     computed = hash_key(pepper, key.full)
     rls.expect_scope_from_statement()  # the key's read sets the scope (PostgreSQL)

@@ -6,12 +6,11 @@ trips, each about 70 µs of the hub's CPU (asyncpg's protocol, the socket calls,
 wake-ups) on top of the statement. A route marked with :func:`read_ahead` names that read (a
 :class:`ReadAhead`: a Core select of plain columns with the tenant parameter
 :data:`~hub.core.tenancy.TENANT_PARAM`, the rest taken from its path or its JSON body), and
-authentication sends
-it joined to the key's lookup (:func:`hub.auth.repository.find_key_ahead`): in the key's own
-tenant, and only when the stored hash is the one computed from the presented key. The row it
-found is remembered on the request's session (:func:`remember`), and the route's own read of the
-same statement with the same parameters (:func:`hub.core.db.read_row`) takes it from there
-(:func:`recall`) instead of sending it.
+authentication sends it joined to the key's lookup (:func:`hub.auth.ahead.find_key_ahead`): in
+the key's own tenant, and only when the stored hash is the one computed from the presented key.
+The row it found is remembered on the request's session (:func:`remember`), and the route's own
+read of the same statement with the same parameters (:func:`hub.core.db.read_row`) takes it from
+there (:func:`recall`) instead of sending it.
 
 What a remembered row may answer, and so what can never differ from a read sent then:
 
@@ -73,8 +72,10 @@ class ReadAhead:
             if isinstance(bind, BindParameter)
         }
         named = {TENANT_PARAM, *self.path, *self.body}
-        if set(types) != named or not set(self.patterns) <= named:
+        if set(types) != named:
             raise ValueError(f"the read's parameters are {sorted(types)}, not {sorted(named)}")
+        if not set(self.patterns) <= named:
+            raise ValueError(f"patterns for parameters the read has not: {sorted(self.patterns)}")
         object.__setattr__(self, "_types", types)
 
     def params(self, path_params: Mapping[str, Any], body: Any) -> dict[str, Any] | None:
