@@ -23,7 +23,6 @@ from hub.core.db import Database, read_row
 from hub.core.tenancy import tenant_params
 from hub.models import Tenant
 from hub.servers.repository import ROW_BY_HANDLE_AHEAD
-from tests.auth.test_request_path import count_queries
 from tests.support.factories import (
     PEPPER,
     make_platform_admin,
@@ -31,6 +30,7 @@ from tests.support.factories import (
     make_tenant,
     scope_of,
 )
+from tests.support.queries import count_queries
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
 

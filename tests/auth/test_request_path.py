@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 
 import httpx2
@@ -24,19 +22,8 @@ from hub.models import ApiKey
 from tests.conftest import ClockControl
 from tests.support.databases import owner_session
 from tests.support.factories import make_platform_admin, make_principal, make_server
-from tests.support.queries import count_checkouts, count_statements
+from tests.support.queries import count_checkouts, count_queries
 from tests.support.stories import TenantAdmin, make_tenant_admin
-
-_TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
-
-
-@contextmanager
-def count_queries(db: Database) -> Iterator[list[str]]:
-    """Statements sent to the database, transaction control (BEGIN, COMMIT…) left out."""
-    with count_statements(db) as sent:
-        statements: list[str] = []
-        yield statements
-    statements += [s for s in sent if not s.lstrip().upper().startswith(_TRANSACTION_CONTROL)]
 
 
 @pytest.fixture

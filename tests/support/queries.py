@@ -16,7 +16,9 @@ from sqlalchemy import event
 from hub.core import plainreads
 from hub.core.db import Database
 
-__all__ = ["Checkouts", "count_checkouts", "count_statements"]
+__all__ = ["Checkouts", "count_checkouts", "count_queries", "count_statements"]
+
+_TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
 
 
 @contextmanager
@@ -33,6 +35,15 @@ def count_statements(db: Database) -> Iterator[list[str]]:
             yield statements
     finally:
         event.remove(db.engine.sync_engine, "before_cursor_execute", listener)
+
+
+@contextmanager
+def count_queries(db: Database) -> Iterator[list[str]]:
+    """Statements sent to the database, transaction control (BEGIN, COMMIT…) left out."""
+    with count_statements(db) as sent:
+        statements: list[str] = []
+        yield statements
+    statements += [s for s in sent if not s.lstrip().upper().startswith(_TRANSACTION_CONTROL)]
 
 
 @dataclass
