@@ -39,24 +39,7 @@ from hub.core.tenancy import TENANT_PARAM
 
 __all__ = ["find_key_ahead"]
 
-#: ``hub_auth_key``'s result columns, in order (migration 0401), typed as the key's read
-_KEY_NAMES = (
-    "api_key_id",
-    "key_hash",
-    "revoked_at",
-    "expires_at",
-    "last_used_at",
-    "principal_id",
-    "tenant_id",
-    "kind",
-    "role",
-    "is_platform_admin",
-    "disabled_at",
-    "grants_version",
-    "tenant_status",
-    "scope",
-)
-_SCOPE = len(_KEY_NAMES) - 1
+_SCOPE = len(repository.DEFINER_KEY_NAMES) - 1
 _FOUND = "hub_ahead_found"
 _OWN_PARAMS = frozenset({"key_id", "key_hash"})
 
@@ -73,7 +56,9 @@ def _statement(spec: ReadAhead) -> Select[Any]:
     key = func.hub_auth_key(bindparam("key_id")).table_valued(
         *(
             column(name, typed.type)
-            for name, typed in zip(_KEY_NAMES, repository.DEFINER_KEY_COLUMNS, strict=True)
+            for name, typed in zip(
+                repository.DEFINER_KEY_NAMES, repository.DEFINER_KEY_COLUMNS, strict=True
+            )
         ),
         name="k",
     )

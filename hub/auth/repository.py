@@ -21,6 +21,7 @@ from hub.models import ApiKey, ConsoleSession, Principal, Tenant
 
 __all__ = [
     "DEFINER_KEY_COLUMNS",
+    "DEFINER_KEY_NAMES",
     "ConsoleSessionRecord",
     "KeyRecord",
     "delete_console_session",
@@ -84,10 +85,25 @@ _FIND_KEY_BY_ROW = _KEY_COLUMNS.where(ApiKey.id == bindparam("row_id"))
 # On PostgreSQL the key is read before its tenant is known, so row-level security would hide it:
 # the same query runs in a SECURITY DEFINER function (migration 0401), typed like _FIND_KEY.
 # It also sets the connection's RLS scope to the key's tenant and returns it (``scope``).
+#: ``hub_auth_key``'s result columns by name, in order (migration 0401)
+DEFINER_KEY_NAMES = (
+    "api_key_id",
+    "key_hash",
+    "revoked_at",
+    "expires_at",
+    "last_used_at",
+    "principal_id",
+    "tenant_id",
+    "kind",
+    "role",
+    "is_platform_admin",
+    "disabled_at",
+    "grants_version",
+    "tenant_status",
+    "scope",
+)
 _FIND_KEY_DEFINER = text(
-    "SELECT api_key_id, key_hash, revoked_at, expires_at, last_used_at, principal_id,"
-    " tenant_id, kind, role, is_platform_admin, disabled_at, grants_version, tenant_status,"
-    " scope FROM hub_auth_key(:key_id)"
+    f"SELECT {', '.join(DEFINER_KEY_NAMES)} FROM hub_auth_key(:key_id)"  # noqa: S608 - fixed names
 ).columns(
     *(
         column(f"c{i}", selected.type)  # matched by position, typed like _FIND_KEY's
