@@ -35,7 +35,7 @@ from hub.gateway.engine.engine import Gateway, GatewayOptions
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.health.service import Readiness
-from hub.mcp import McpClient
+from hub.mcp import McpClient, SessionKeeper
 from hub.oauth.rotation import keyring_covers_oauth_rows
 from hub.oauth.service import OAuthConfig, OAuthContext, TokenRefresher, register_refresh
 from hub.ratelimit import RateLimitConfigError, RateLimiter, parse_policies
@@ -88,7 +88,9 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     metrics = Metrics()
     cache = PolicyCache()
     views = ViewLoader()
-    client = McpClient(fetcher, client_info=CLIENT_INFO)
+    idle_s = settings.upstream_session_idle_s
+    keeper = SessionKeeper(idle_s=idle_s) if idle_s > 0 else None
+    client = McpClient(fetcher, client_info=CLIENT_INFO, keeper=keeper)
     oauth = OAuthConfig.from_settings(settings)
     refresher = TokenRefresher(fetcher, keyring, oauth)  # the upstream's TokenKeeper
     upstream = UpstreamContext(

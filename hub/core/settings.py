@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     tls_ca_file: Path | None = None
     discovery_timeout_s: float = Field(default=30.0, gt=0, le=600)
     tool_call_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    # a handshake-era upstream's session is kept between tool calls for up to this long (0: never)
+    upstream_session_idle_s: float = Field(default=60.0, ge=0, le=3600)
     max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_operation_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     egress_max_per_origin: int = Field(default=8, ge=1, le=1024)

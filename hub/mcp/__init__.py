@@ -16,7 +16,7 @@ Usage (one egress operation per call; the caller remembers the era that worked):
 """
 
 from hub.mcp.challenge import BearerChallenge, parse_bearer_challenge, split_scopes
-from hub.mcp.client import CallResult, DiscoveryResult, McpClient
+from hub.mcp.client import CallResult, DiscoveryResult, McpClient, SessionKeeper
 from hub.mcp.errors import REASONS, McpError
 from hub.mcp.headers import decode_header_value, encode_header_value
 from hub.mcp.wire import LEGACY_VERSIONS, MODERN_VERSION, Era
@@ -31,6 +31,7 @@ __all__ = [
     "Era",
     "McpClient",
     "McpError",
+    "SessionKeeper",
     "decode_header_value",
     "encode_header_value",
     "parse_bearer_challenge",

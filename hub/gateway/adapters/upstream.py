@@ -6,6 +6,8 @@ sentinel) in a short read session, closed before any outbound request. The call 
 :func:`hub.upstream.tokens.with_fresh_credential` (an OAuth token due is refreshed first; an
 upstream 401 gets one refresh and one retry). The secret exists only inside that call, and the
 engine's shaping (redaction first) runs there too, so what leaves this port never holds it.
+A handshake-era server's session is kept for the next call of the same deployment, agent and
+server (``reuse``; :mod:`hub.mcp.client.keeper`), so such a call costs one request, not four.
 Failures become :class:`~hub.gateway.engine.ports.UpstreamFailure` with the egress or MCP
 reason, never text.
 
@@ -81,7 +83,7 @@ class HubUpstream:
         shape: Shaper,
     ) -> UpstreamResult:
         try:
-            return await self._call_once(server, tool, arguments, shape)
+            return await self._call_once(view, server, tool, arguments, shape)
         except UpstreamFailure as failure:
             if not _tool_changed(failure) or self._relist is None:
                 raise
@@ -89,7 +91,7 @@ class HubUpstream:
             if live is not None and live.get(tool.name) != tool.sha256:
                 raise  # re-listed and marked drifted: the engine answers tool_changed
         try:
-            return await self._call_once(server, tool, arguments, shape)
+            return await self._call_once(view, server, tool, arguments, shape)
         except UpstreamFailure as again:
             if _tool_changed(again):
                 raise UpstreamFailure(
@@ -99,6 +101,7 @@ class HubUpstream:
 
     async def _call_once(
         self,
+        view: DeploymentView,
         server: ServerEntry,
         tool: ToolEntry,
         arguments: Mapping[str, Any],
@@ -120,6 +123,7 @@ class HubUpstream:
                     tool=tool.tool,
                     era_hint=era_from_hint(server.era),
                     scope=str(self._tenant),
+                    reuse=f"{view.deployment_id}/{view.agent_id}/{server.server_id}",
                 )
             except McpError as exc:
                 if exc.reason != "tool_error":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from hub.egress import EgressError, Operation
 from hub.mcp.client.reader import Reply, read_reply
@@ -32,7 +32,7 @@ class Channel:
         self.op = op
         self.url = url
         self.requests = 0
-        self._ids = itertools.count(1)
+        self.ids: Iterator[int] = itertools.count(1)
         loop = asyncio.get_running_loop()
         self._deadline = loop.time() + op.deadline_s
 
@@ -41,7 +41,7 @@ class Channel:
 
     def next_id(self) -> int:
         """A fresh request id (ids are never reused within an operation)."""
-        return next(self._ids)
+        return next(self.ids)
 
     def remaining(self) -> float:
         """Seconds left before the operation's deadline."""

@@ -9,7 +9,11 @@
 4. A **404 while sending a session id** means the server ended the session: start a new
    ``initialize`` without it, once, and redo the interrupted work from its start (a listing
    restarts at the first page: cursors do not survive a session).
-5. ``DELETE`` the session at the end, best effort (405 or any failure tolerated, a bounded time).
+5. ``DELETE`` the session at the end, best effort (405 or any failure tolerated, a bounded time),
+   unless the caller keeps it for the next call (:mod:`hub.mcp.client.keeper`).
+6. A kept session is *resumed* by a later call: its id, version and request ids as they were, no
+   ``initialize``. A resumed session that gets 404 or 400 (the server forgot it, or no longer takes
+   the version it negotiated; either way it ran nothing) starts a new session once, as in 4.
 
 Server→client requests arriving on a response stream (sampling, elicitation, roots) are
 answered at once with a POSTed JSON-RPC error ``-32601``, since the hub offers none of these
@@ -20,12 +24,13 @@ would never send ours. ``tools/call`` also carries ``Mcp-Name`` and ``Mcp-Param-
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TypeVar
 
 import mcp_types
 
 from hub.mcp.client.channel import Channel
+from hub.mcp.client.keeper import KeptSession
 from hub.mcp.client.outcomes import failure, result_of
 from hub.mcp.client.reader import Reply
 from hub.mcp.client.results import ServerFacts, check_call_result, valid_model
@@ -71,6 +76,26 @@ class LegacySession:
         self.established = False
         """Set once ``initialize`` succeeded: the server is legacy, later failures are settled."""
         self._reinitialized = False
+        self.resumed = False
+        """Set while this is a kept session taken up again, until a new ``initialize``."""
+        self._ids: Iterator[int] = channel.ids
+
+    @classmethod
+    def resume(
+        cls, channel: Channel, client_info: Mapping[str, Json], offer: str, kept: KeptSession
+    ) -> LegacySession:
+        """A kept session taken up again on ``channel`` (see the module docstring, 6)."""
+        session = cls(channel, client_info, offer)
+        session.version, session.session_id = kept.version, kept.session_id
+        session.established = session.resumed = True
+        session._ids = kept.ids
+        return session
+
+    def keep(self) -> KeptSession | None:
+        """This session for a later call to resume (``None`` unless it is established)."""
+        if not self.established or self.version is None:
+            return None
+        return KeptSession(self.session_id, self.version, self._ids)
 
     def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         headers: dict[str, str] = {}
@@ -98,12 +123,14 @@ class LegacySession:
     async def _call(
         self, method: str, params: Mapping[str, Json], extra: Mapping[str, str] | None = None
     ) -> Reply:
-        message = request(self.channel.next_id(), method, params)
+        message = request(next(self._ids), method, params)
         reply = await self.channel.call(
             message, self._headers(extra), on_request=self._answer_server_request
         )
         logger.debug("mcp legacy %s: status %s", method, reply.status)
         if reply.status == 404 and self.session_id is not None:
+            raise _SessionLost
+        if self.resumed and reply.status in (400, 404):
             raise _SessionLost
         return reply
 
@@ -111,6 +138,7 @@ class LegacySession:
     async def initialize(self) -> ServerFacts:
         """``initialize`` + ``notifications/initialized``; unsettled failures until it succeeded."""
         self.version = self.session_id = None
+        self.resumed = False
         params = {"protocolVersion": self.offer, "capabilities": {}, "clientInfo": self.client_info}
         reply = await self._call("initialize", params)
         result = result_of(reply, "handshake")

@@ -23,18 +23,27 @@ negotiation at once. When every attempt failed, the handshake's failure is repor
 ``call_tool`` without any hint probes with ``server/discover`` before calling (so a tool never
 runs on a guess); with a hint it calls straight away, and a legacy signal (on which the server
 ran nothing) falls back to the handshake.
+
+**Kept sessions.** A client built with a :class:`~hub.mcp.client.keeper.SessionKeeper` keeps the
+handshake session of a ``call_tool`` that names a ``reuse`` partition, instead of deleting it,
+and the next call of that partition with the same URL, pin, scope, bearer and offer resumes it
+(no ``initialize``; see :mod:`hub.mcp.client.keeper`). A call that fails deletes its session as
+before; expired sessions it found are deleted within its operation. Discovery never keeps one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TypeVar, get_args
 
 import mcp_types
 
 from hub.egress import Fetcher
 from hub.mcp.client.channel import Channel
+from hub.mcp.client.keeper import KeptSession, SessionKeeper
 from hub.mcp.client.legacy import LegacySession
 from hub.mcp.client.modern import ModernSession
 from hub.mcp.client.results import CallResult, DiscoveryResult, ServerFacts, valid_model
@@ -73,21 +82,59 @@ def plan_eras(
     return [("modern", default_version("modern")), ("legacy", default_version("legacy"))], True
 
 
-class McpClient:
-    """The hub's MCP client; stateless between calls (the caller remembers the era)."""
+@dataclass
+class _Keeping:
+    """One call's use of the keeper: the key's fields but the offer, and the expired sessions
+    it took out (deleted before the call's operation ends)."""
 
-    def __init__(self, fetcher: Fetcher, *, client_info: Mapping[str, Json]) -> None:
+    keeper: SessionKeeper
+    fields: tuple[str, str, str, str | None, str | None]
+    expired: list[KeptSession] = field(default_factory=list)
+
+    def __repr__(self) -> str:  # the fields hold the bearer
+        return "<_Keeping>"
+
+    def key(self, offer: str) -> bytes:
+        return self.keeper.key(*self.fields, offer)
+
+
+def _kept(session: LegacySession, keeping: _Keeping | None) -> bool:
+    """Whether ``keeping`` took ``session`` for a later call (else the caller deletes it)."""
+    if keeping is None:
+        return False
+    kept = session.keep()
+    return kept is not None and keeping.keeper.give(keeping.key(session.offer), kept)
+
+
+class McpClient:
+    """The hub's MCP client; the caller remembers the era, the keeper (if any) kept sessions."""
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        *,
+        client_info: Mapping[str, Json],
+        keeper: SessionKeeper | None = None,
+    ) -> None:
         if not valid_model(mcp_types.Implementation, client_info):
             raise ValueError("client_info must be an MCP Implementation (name, version)")
         self._fetcher = fetcher
         self.client_info = dict(client_info)
+        self.keeper = keeper
 
     def __repr__(self) -> str:
         return f"<McpClient {self.client_info.get('name')!r}>"
 
-    def _session(self, channel: Channel, era: Era, version: str) -> Session:
+    def _session(
+        self, channel: Channel, era: Era, version: str, keeping: _Keeping | None
+    ) -> Session:
         if era == "modern":
             return ModernSession(channel, self.client_info, version)
+        if keeping is not None:
+            kept, expired = keeping.keeper.take(keeping.key(version))
+            keeping.expired.extend(expired)
+            if kept is not None:
+                return LegacySession.resume(channel, self.client_info, version, kept)
         return LegacySession(channel, self.client_info, version)
 
     async def _negotiate(
@@ -95,13 +142,14 @@ class McpClient:
         channel: Channel,
         plan: Plan,
         work: Callable[[Session], Awaitable[T]],
+        keeping: _Keeping | None = None,
     ) -> tuple[Session, T]:
         """Run ``work`` in each planned era until one succeeds (see the module docstring)."""
         failures: dict[Era, McpError] = {}
         for era, version in plan:
-            session = self._session(channel, era, version)
+            session = self._session(channel, era, version, keeping)
             try:
-                outcome = await self._attempt(session, work)
+                outcome = await self._attempt(session, work, keeping)
             except McpError as exc:
                 if exc.reason == "unauthorized" or exc.settled or session.established:
                     raise
@@ -112,16 +160,31 @@ class McpClient:
         raise failures.get("legacy") or failures["modern"]
 
     @staticmethod
-    async def _attempt(session: Session, work: Callable[[Session], Awaitable[T]]) -> T:
+    async def _attempt(
+        session: Session, work: Callable[[Session], Awaitable[T]], keeping: _Keeping | None
+    ) -> T:
         if isinstance(session, ModernSession):
             return await work(session)
         try:
             outcome = await work(session)
-        except Exception:
-            await session.close()
+        except Exception as exc:
+            # a JSON-RPC error answering the call leaves the session as good as a result does
+            answered = isinstance(exc, McpError) and exc.reason == "tool_error"
+            if not (answered and _kept(session, keeping)):
+                await session.close()
             raise
-        await session.close()
+        if not _kept(session, keeping):
+            await session.close()
         return outcome
+
+    async def _delete_expired(self, channel: Channel, keeping: _Keeping | None) -> None:
+        if keeping is None or not keeping.expired:
+            return
+        gone = [
+            LegacySession.resume(channel, self.client_info, kept.version, kept)
+            for kept in keeping.expired
+        ]
+        await asyncio.gather(*(session.close() for session in gone))
 
     async def discover(
         self,
@@ -176,13 +239,15 @@ class McpClient:
         force_era: Era | None = None,
         protocol_version: str | None = None,
         scope: str | None = None,
+        reuse: str | None = None,
     ) -> CallResult:
         """Call one tool; the raw ``CallToolResult`` (``isError`` preserved).
 
         ``tool`` is the raw Tool definition from discovery: its ``x-mcp-header`` markings are
         mirrored into ``Mcp-Param-*`` headers. A JSON-RPC error answer is ``McpError``
         ``tool_error`` with the upstream ``code``; an ``input_required`` (MRTR) result is
-        ``invalid_result`` for now.
+        ``invalid_result`` for now. ``reuse`` names the partition whose handshake sessions this
+        call may resume and keep (with a keeper; see the module docstring).
         """
         if tool is not None:
             if tool.get("name") != name:
@@ -196,15 +261,24 @@ class McpClient:
                 if probing:
                     await session.discover()
                 return await session.call_tool(name, arguments, tool)
-            await session.initialize()
+            if not session.established:
+                await session.initialize()
             return await session.call_tool(name, arguments, tool)
 
+        keeping = None
+        if self.keeper is not None and reuse is not None:
+            keeping = _Keeping(self.keeper, (reuse, url, pin, scope, bearer))
         operation = self._fetcher.operation(
             pin=pin, deadline_s=deadline_s, bearer=bearer, scope=scope
         )
         async with operation as op:
             channel = Channel(op, url)
-            session, result = await self._negotiate(channel, plan, work)
+            try:
+                session, result = await self._negotiate(channel, plan, work, keeping)
+            except Exception:
+                await self._delete_expired(channel, keeping)
+                raise
+            await self._delete_expired(channel, keeping)
             if isinstance(session, ModernSession):
                 return CallResult("modern", session.version, result, channel.requests)
             return CallResult("legacy", session.version or session.offer, result, channel.requests)
