@@ -18,17 +18,26 @@ STARTUP_S = 60.0
 
 
 def start_sdk_peer(
-    workdir: Path, tools: list[dict[str, Any]], *, mode: str, page_size: int
+    workdir: Path,
+    tools: list[dict[str, Any]],
+    *,
+    mode: str,
+    page_size: int,
+    legacy_only: bool = False,
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """The running peer process and its MCP URL (it serves ``tools``, ``page_size`` a page).
+    """The running peer process and its MCP URL (it serves ``tools``, ``page_size`` a page;
+    ``legacy_only``: it refuses the 2026-07-28 wire, so it is reached in the handshake era).
 
-    Its output goes to ``peer.log`` in ``workdir``, not to a pipe: nobody reads a pipe once the
-    peer listens, and a peer that logs enough would block on the full pipe mid-bench."""
-    tools_file = workdir / "tools.json"
+    Its output goes to ``peer.log`` in ``workdir`` (``legacy-peer.log`` for a legacy-only peer,
+    so both can share a directory), not to a pipe: nobody reads a pipe once the peer listens,
+    and a peer that logs enough would block on the full pipe mid-bench."""
+    name = "legacy-peer" if legacy_only else "peer"
+    tools_file = workdir / f"{name}-tools.json"
     tools_file.write_text(json.dumps(tools))
-    log = workdir / "peer.log"
+    log = workdir / f"{name}.log"
     argv = [sys.executable, "-m", "tests.peers.sdk_server", "--mode", mode, "--port", "0"]
     argv += ["--tools-file", str(tools_file), "--page-size", str(page_size)]
+    argv += ["--legacy-only"] if legacy_only else []
     with log.open("wb") as out:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             argv, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT

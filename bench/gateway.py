@@ -14,6 +14,14 @@ falls on both:
   pending approval), a tenant admin approves it over REST, and the timed call consumes the
   approval and runs: the cost of an approved call, against ``echo`` direct.
 
+Then **allow, legacy upstream**: the same SDK server made handshake-only (``--legacy-only``,
+stateful, JSON answers) is the deployment's second server, so the hub reaches it in the 2025-11-25
+era with a session, kept between calls (``HUB_UPSTREAM_SESSION_IDLE_S``); the agent speaks
+2026-07-28 to the hub, and the direct path is the SDK client in its handshake mode (one session).
+A second ``hub serve`` on the same database with ``HUB_UPSTREAM_SESSION_IDLE_S=0`` (a session
+per call: ``initialize``, ``notifications/initialized``, ``tools/call``, ``DELETE``) is the
+``per-call`` row, the three paths interleaved.
+
 Printed per row: p50 and p99 of the calls, the ratio of the p50s (hub / direct) and the p50
 overhead in ms; for allow also the hub process's CPU per call (from ``/proc``: steadier than the
 latencies on a shared machine, as in ``bench.rest``). Then throughput with ``CLIENTS`` concurrent
@@ -54,6 +62,7 @@ ASK_ROUNDS = 100
 CLIENTS = 8
 THROUGHPUT_SECONDS = 4.0
 ERAS = {"2026-07-28": "auto", "2025-11-25": "legacy"}
+CASE = 22  # the case column's width
 TOOLS = [
     {
         "name": name,
@@ -121,14 +130,14 @@ def row(era: str, case: str, path: str, samples: Samples, base: Samples | None) 
     ratio = "" if base is None else f"{samples.p50 / base.p50:.2f}x"
     extra = "" if base is None else f"{(samples.p50 - base.p50) * 1000:+.2f}"
     print(
-        f"{era:<11} {case:<14} {path:<8} {samples.p50 * 1000:>8.2f} "
+        f"{era:<11} {case:<{CASE}} {path:<8} {samples.p50 * 1000:>8.2f} "
         f"{samples.quantile(0.99) * 1000:>8.2f} {ratio:>7} {extra:>9}"
     )
 
 
 def header() -> None:
     columns = f"{'p50 ms':>8} {'p99 ms':>8} {'ratio':>7} {'+p50 ms':>9}"
-    print(f"{'era':<11} {'case':<14} {'path':<8} {columns}")
+    print(f"{'era':<11} {'case':<{CASE}} {'path':<8} {columns}")
 
 
 async def approved_call(
@@ -179,14 +188,75 @@ async def throughput(url: str, headers: dict[str, str] | None) -> float:
     return sum(counts) / THROUGHPUT_SECONDS
 
 
-async def bench_hub(port: int, peer_url: str, db_url: str) -> None:
+async def interleaved_all(calls: list[Call], rounds: int) -> list[Samples]:
+    """Each call ``rounds`` times, in turn, the order rotating every round."""
+    for _ in range(WARMUP):
+        for call in calls:
+            await call()
+    samples = [Samples() for _ in calls]
+    for i in range(rounds):
+        for k in range(len(calls)):
+            j = (i + k) % len(calls)
+            samples[j].times.append(await timed(calls[j]))
+    return samples
+
+
+async def legacy_upstream(
+    http: httpx2.AsyncClient, ports: tuple[int, int], deployed: Deployed, legacy_url: str
+) -> None:
+    """allow, with the hub reaching a handshake-only upstream (see the module docstring): the
+    hub keeping its session (``ports[0]``) and a hub opening one per call (``ports[1]``)."""
+    server = await http.get(
+        deployed.setup.url("servers", "old"), headers=deployed.setup.admin.headers
+    )
+    if server.json()["data"]["era"] != "legacy":
+        raise RuntimeError(
+            f"the legacy-only peer was not reached in the handshake era: {server.text}"
+        )
+    kept_port, per_call_port = ports
+    async with (
+        sdk_session(
+            f"http://127.0.0.1:{kept_port}{deployed.url}", "auto", deployed.headers
+        ) as kept,
+        sdk_session(
+            f"http://127.0.0.1:{per_call_port}{deployed.url}", "auto", deployed.headers
+        ) as per_call,
+        sdk_session(legacy_url, "legacy") as direct,
+    ):
+        before = [cpu_seconds(pid_serving(port)) for port in ports]
+        direct_s, kept_s, per_call_s = await interleaved_all(
+            [
+                calling(direct, "echo", {"text": "x"}),
+                calling(kept, "old__echo", {"text": "x"}),
+                calling(per_call, "old__echo", {"text": "x"}),
+            ],
+            ROUNDS,
+        )
+        cpu = [
+            (cpu_seconds(pid_serving(port)) - b) / (WARMUP + ROUNDS)
+            for port, b in zip(ports, before, strict=True)
+        ]
+    case = "allow, legacy upstream"
+    row("2026-07-28", case, "direct", direct_s, None)
+    row("2026-07-28", case, "hub", kept_s, direct_s)
+    row("2026-07-28", case, "per-call", per_call_s, direct_s)
+    print(
+        f"{'2026-07-28':<11} {case:<{CASE}} hub CPU per call {cpu[0] * 1000:.2f} ms, "
+        f"a session per call {cpu[1] * 1000:.2f} ms"
+    )
+
+
+async def bench_hub(ports: tuple[int, int], peer_url: str, legacy_url: str, db_url: str) -> None:
+    port = ports[0]
     base = f"http://127.0.0.1:{port}"
     db = Database.from_url(db_url)
     try:
         async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
-            deployed = await deploy(
-                http, db, [Upstream("peer", peer_url, allow_without_ask=["echo"])]
-            )
+            upstreams = [
+                Upstream("peer", peer_url, allow_without_ask=["echo"]),
+                Upstream("old", legacy_url, allow_without_ask=["echo"]),
+            ]
+            deployed = await deploy(http, db, upstreams)
             header()
             for era, mode in ERAS.items():
                 async with (
@@ -201,10 +271,11 @@ async def bench_hub(port: int, peer_url: str, db_url: str) -> None:
                     cpu = (cpu_seconds(pid_serving(port)) - cpu_before) / (WARMUP + ROUNDS)
                     row(era, "allow", "direct", direct_s, None)
                     row(era, "allow", "hub", hub_s, direct_s)
-                    print(f"{era:<11} {'allow':<14} hub CPU per call {cpu * 1000:.2f} ms")
+                    print(f"{era:<11} {'allow':<{CASE}} hub CPU per call {cpu * 1000:.2f} ms")
                     ask_s, ask_direct = await ask_rounds(http, deployed, hub, direct_echo)
                     row(era, "ask, approved", "direct", ask_direct, None)
                     row(era, "ask, approved", "hub", ask_s, ask_direct)
+            await legacy_upstream(http, ports, deployed, legacy_url)
             hub_rate = await throughput(base + deployed.url, deployed.headers)
             direct_rate = await throughput(peer_url, None)
             print(
@@ -232,37 +303,45 @@ async def bench_protocol(dispatcher_url: str, peer_url: str) -> None:
         row(era, "echo", "hub's", ours_s, theirs_s)
 
 
-def backend(label: str, db_url: str, workdir: Path, peer_url: str) -> None:
+def backend(label: str, db_url: str, workdir: Path, peer_url: str, legacy_url: str) -> None:
     env = hub_env(db_url, workdir)
     env.update(HUB_ALLOW_LOOPBACK="true", HUB_RATE_LIMITS="tool_call=off,rest=off")
     env.update(HUB_APPROVAL_WAIT_S="0", HUB_LOG_LEVEL="WARNING")
     argv = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
-    with served(argv, env, workdir / f"{label}-hub.log") as port:
+    per_call = {**env, "HUB_UPSTREAM_SESSION_IDLE_S": "0"}  # the same hub, no session kept
+    with (
+        served(argv, env, workdir / f"{label}-hub.log") as port,
+        served(argv, per_call, workdir / f"{label}-per-call-hub.log") as per_call_port,
+    ):
         print(f"{label}: {ROUNDS} interleaved calls per era ({ASK_ROUNDS} for ask)")
-        asyncio.run(bench_hub(port, peer_url, db_url))
+        asyncio.run(bench_hub((port, per_call_port), peer_url, legacy_url, db_url))
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         peer, peer_url = start_sdk_peer(workdir, TOOLS, mode="stateless-json", page_size=50)
+        old, legacy_url = start_sdk_peer(
+            workdir, TOOLS, mode="json", page_size=50, legacy_only=True
+        )
         try:
             echo = [sys.executable, "-m", "bench._echo_dispatcher"]
             with served(echo, hub_env("", workdir), workdir / "echo.log") as port:
                 asyncio.run(bench_protocol(f"http://127.0.0.1:{port}/mcp", peer_url))
             sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
             upgrade(sqlite_url)
-            backend("SQLite (file)", sqlite_url, workdir, peer_url)
+            backend("SQLite (file)", sqlite_url, workdir, peer_url, legacy_url)
             try:
                 fresh_postgres(PG_URL)
             except (OSError, TimeoutError) as exc:
                 print(f"PostgreSQL: skipped, {PG_URL} unreachable ({type(exc).__name__})")
                 return
             upgrade(PG_URL)
-            backend("PostgreSQL", PG_URL, workdir, peer_url)
+            backend("PostgreSQL", PG_URL, workdir, peer_url, legacy_url)
         finally:
-            peer.terminate()
-            peer.wait(timeout=10)
+            for process in (peer, old):
+                process.terminate()
+                process.wait(timeout=10)
 
 
 if __name__ == "__main__":

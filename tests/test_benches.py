@@ -75,17 +75,23 @@ def test_the_gateway_bench_calls_through_the_hub_allowed_and_approved(
     monkeypatch.setattr(gateway, "CLIENTS", 2)
     monkeypatch.setattr(gateway, "THROUGHPUT_SECONDS", 0.3)
     peer, peer_url = start_sdk_peer(tmp_path, gateway.TOOLS, mode="stateless-json", page_size=50)
+    old, legacy_url = start_sdk_peer(
+        tmp_path, gateway.TOOLS, mode="json", page_size=50, legacy_only=True
+    )
     try:
         db_url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
         upgrade(db_url)
-        gateway.backend("SQLite (file)", db_url, tmp_path, peer_url)
+        gateway.backend("SQLite (file)", db_url, tmp_path, peer_url, legacy_url)
     finally:
-        peer.terminate()
-        peer.wait(timeout=10)
+        for process in (peer, old):
+            process.terminate()
+            process.wait(timeout=10)
     printed = capsys.readouterr().out
     for era in gateway.ERAS:
-        assert f"{era:<11} {'allow':<14} hub " in printed
-        assert f"{era:<11} {'ask, approved':<14} hub " in printed
+        assert f"{era:<11} {'allow':<{gateway.CASE}} hub " in printed
+        assert f"{era:<11} {'ask, approved':<{gateway.CASE}} hub " in printed
+    for path in ("hub     ", "per-call"):
+        assert f"2026-07-28  {'allow, legacy upstream':<{gateway.CASE}} {path} " in printed
     assert "throughput, 2 clients" in printed
 
 

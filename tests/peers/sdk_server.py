@@ -3,7 +3,7 @@
 Run it as a subprocess (building the SDK server in-process reconfigures logging)::
 
     python -m tests.peers.sdk_server --mode {sse,stateless,json,stateless-json} --port P \
-        --tools-file F [--page-size N] [--host 127.0.0.1] [--sieve]
+        --tools-file F [--page-size N] [--host 127.0.0.1] [--sieve] [--legacy-only]
 
 Once it accepts connections it prints ``HUB_PEER_LISTENING <port>`` on stdout (``--port 0`` binds
 an ephemeral port, race-free).
@@ -19,6 +19,9 @@ Modes (the MCP endpoint is ``/mcp``):
 
 The SDK server is dual-era in every mode: it answers the 2026-07-28 stateless wire
 (``server/discover`` plus per-request ``_meta``) and the handshake eras (``initialize``).
+``--legacy-only`` makes it a server that predates 2026-07-28: a request carrying
+``MCP-Protocol-Version: 2026-07-28`` gets 400 with an empty body, so clients fall back to the
+handshake.
 
 Tools come from ``--tools-file`` (a JSON list of raw MCP Tool objects), re-read on every
 ``tools/list`` and paginated when ``--page-size`` is set (``nextCursor`` is the decimal offset of
@@ -55,6 +58,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, JSONRPCMessage
 
 MODES = ("sse", "stateless", "json", "stateless-json")
+MODERN = "2026-07-28"
 
 _raw_page: contextvars.ContextVar[list[list[dict[str, Any]]] | None] = contextvars.ContextVar(
     "raw_page", default=None
@@ -194,6 +198,23 @@ class _AnnouncingServer(uvicorn.Server):
             sys.stdout.flush()
 
 
+class LegacyOnly:
+    """ASGI wrapper: a 2026-07-28 request is refused with 400 and no body (``--legacy-only``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] == "http"
+            and (b"mcp-protocol-version", MODERN.encode()) in scope["headers"]
+        ):
+            await send({"type": "http.response.start", "status": 400, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self.app(scope, receive, send)
+
+
 async def serve(app: Any, host: str, port: int) -> None:
     """Serve on a socket bound here (port 0: an ephemeral one)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -215,6 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page-size", type=int, default=None)
     parser.add_argument("--sieve", action="store_true", help="serve the SDK's dump of the tools")
     parser.add_argument("--retry-ms", type=int, default=None, help="SSE retry (sse mode)")
+    parser.add_argument("--legacy-only", action="store_true", help="refuse 2026-07-28 requests")
     args = parser.parse_args(argv)
 
     server = build_server(ToolStore(args.tools_file, args.page_size), sieve=args.sieve)
@@ -225,7 +247,7 @@ def main(argv: list[str] | None = None) -> None:
         retry_interval=args.retry_ms if args.mode == "sse" else None,
         host=args.host,
     )
-    asyncio.run(serve(app, args.host, args.port))
+    asyncio.run(serve(LegacyOnly(app) if args.legacy_only else app, args.host, args.port))
 
 
 if __name__ == "__main__":
