@@ -16,7 +16,9 @@ For a tool of a direct-mode entry (with a credential), one call is:
    answer rather than before it (at exit, reports still in flight get ``REPORT_WAIT_S``).
 
 The era each upstream answered in is remembered, as the hub remembers it on the server row, so
-only the first call probes.
+only the first call probes. A handshake-era upstream's session is kept between calls, as the hub
+keeps it (:mod:`hub.mcp.client.keeper`; ``SESSION_IDLE_S``), across lease renewals too: the key
+holds the leased secret, so a different secret opens a new session.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from hub.gateway.engine.ports import (
     UpstreamResult,
 )
 from hub.gateway.engine.redaction import Redactor
-from hub.mcp import Era, McpClient, McpError
+from hub.mcp import Era, McpClient, McpError, SessionKeeper
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
@@ -58,6 +60,7 @@ log = logging.getLogger("hub.sidecar")
 LEASE_MARGIN_S = 15.0
 REPORT_WAIT_S = 10.0
 CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
+SESSION_IDLE_S = 60.0  # as the hub's HUB_UPSTREAM_SESSION_IDLE_S default
 
 
 @dataclass
@@ -130,6 +133,7 @@ class DirectCalls:
         self._leases: dict[uuid.UUID, Lease] = {}
         self._lease_locks: dict[uuid.UUID, asyncio.Lock] = {}
         self.eras: dict[str, Era] = {}  # per upstream URL, once a call has found it out
+        self.keeper = SessionKeeper(idle_s=SESSION_IDLE_S)  # shared by every lease's client
         self._reports: set[asyncio.Task[None]] = set()
 
     async def aclose(self) -> None:
@@ -186,7 +190,7 @@ class DirectCalls:
             str(secret) if secret else None,
             origin,
             time.monotonic() + max(0.0, left),
-            McpClient(fetcher, client_info=CLIENT_INFO),
+            McpClient(fetcher, client_info=CLIENT_INFO, keeper=self.keeper),
             fetcher,
         )
         log.info("sidecar: leased credential %s (%s)", credential_id, data.get("fingerprint"))
@@ -287,6 +291,7 @@ class _Leased:
                     tool=tool.tool,
                     era_hint=self._calls.eras.get(server.url),
                     scope=str(view.tenant_id),
+                    reuse=f"{view.deployment_id}/{view.agent_id}/{server.server_id}",
                 )
                 self._calls.eras[server.url] = done.era
             except McpError as exc:

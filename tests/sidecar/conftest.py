@@ -7,9 +7,9 @@ import pytest
 
 from hub.core.settings import Settings
 from tests.conftest import make_settings
-from tests.peers.fixtures import sdk_peer
+from tests.peers.fixtures import handmade_peer, sdk_peer
 
-__all__ = ["sdk_peer"]
+__all__ = ["handmade_peer", "sdk_peer"]
 
 
 @pytest.fixture

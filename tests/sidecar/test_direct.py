@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from hub.core.db import Database
 from tests.gateway.support import Upstream
-from tests.peers.fixtures import SdkPeerStarter
+from tests.peers.fixtures import HandmadePeerStarter, SdkPeerStarter
 from tests.sidecar.direct import DirectDeployed, deploy_direct, grant
 from tests.sidecar.support import CANARY, LiveHub, Sidecar, live_hub, stdio_sidecar
 from tests.support.stories import audit_events, audit_events_written
@@ -135,3 +135,30 @@ async def test_both_hosts_give_the_same_deny_ask_and_allow_outcomes(
         )
     else:
         assert leases == []
+
+
+async def test_direct_mode_keeps_a_handshake_upstreams_session_between_calls(
+    tmp_path: Path, handmade_peer: HandmadePeerStarter
+) -> None:
+    echo = {"name": "echo", "inputSchema": {"type": "object"}}
+    peer = await handmade_peer(era="legacy", tools=[echo])
+    with live_hub(tmp_path) as hub:
+        db = Database.from_url(hub.db_url)
+        try:
+            async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
+                world = await deploy_direct(
+                    http, db, [Upstream("docs", peer.url, secret=CANARY)], {"docs"}
+                )
+        finally:
+            await db.dispose()
+        seen = len(peer.requests)  # the hub's discovery, its session deleted
+        async with _host("sidecar", hub, world, tmp_path) as mcp:
+            for n in range(3):
+                done = await mcp.call_tool("docs__echo", {"n": n})
+                assert not done.is_error, done
+    methods = [r.rpc_method or r.http_method for r in peer.requests[seen:]]
+    # the sidecar's first call probes the era (refused), then one session for all three calls
+    opening = ["server/discover", "initialize", "notifications/initialized"]
+    assert methods == [*opening, *["tools/call"] * 3]
+    assert len({r.headers["mcp-session-id"] for r in peer.requests[seen:][2:]}) == 1
+    assert {r.headers["authorization"] for r in peer.requests[seen:]} == {f"Bearer {CANARY}"}
