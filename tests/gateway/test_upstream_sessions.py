@@ -15,8 +15,6 @@ import httpx2
 import pytest
 
 from hub.core.db import Database
-from hub.core.settings import Settings
-from tests.conftest import make_settings
 from tests.gateway.support import Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
@@ -28,19 +26,6 @@ ECHO = {
 }
 SECRET = "first-upstream-secret"
 ROTATED = "rotated-upstream-secret"
-
-
-@pytest.fixture
-def settings(db_url: str, request: pytest.FixtureRequest) -> Settings:
-    """The gateway tests' settings; ``HUB_UPSTREAM_SESSION_IDLE_S`` from an indirect param."""
-    return make_settings(
-        db_url,
-        allow_loopback=True,
-        discovery_timeout_s=10,
-        tool_call_timeout_s=3,
-        approval_wait_s=0,
-        upstream_session_idle_s=getattr(request, "param", 60.0),
-    )
 
 
 async def _echo(client: httpx2.AsyncClient, deployed: Deployed, text: str) -> None:
@@ -149,7 +134,7 @@ async def test_a_session_the_upstream_forgot_is_opened_again_and_runs_the_call_o
     assert len(peer.sessions) == 1
 
 
-@pytest.mark.parametrize("settings", [0], indirect=True)
+@pytest.mark.parametrize("settings", [{"upstream_session_idle_s": 0}], indirect=True)
 async def test_with_keeping_turned_off_every_call_has_a_session_of_its_own(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:

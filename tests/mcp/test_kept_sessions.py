@@ -24,6 +24,8 @@ from tests.peers.handmade import HandmadePeer
 from tests.peers.handmade_wire import Reply
 
 PARTITION = "deployment/agent/server"
+OPENED = ["initialize", "notifications/initialized", "tools/call"]  # a call in a new session
+REOPENED = ["tools/call", *OPENED]  # a resumed session refused (it ran nothing), then a new one
 
 
 class Clock:
@@ -145,7 +147,7 @@ async def test_a_second_call_resumes_the_session_with_tools_call_alone(
 ) -> None:
     peer = await _legacy(handmade_peer)
     await _echo(keeping, peer, reuse=PARTITION)
-    assert _methods(peer) == ["initialize", "notifications/initialized", "tools/call"]
+    assert _methods(peer) == OPENED
     [session_id] = peer.sessions
     for _ in range(3):
         seen = len(peer.requests)
@@ -166,7 +168,7 @@ async def test_without_a_partition_or_a_keeper_every_call_has_its_own_session(
     peer = await _legacy(handmade_peer)
     await _echo(keeping, peer)
     await _echo(client, peer, reuse=PARTITION)
-    assert _methods(peer) == ["initialize", "notifications/initialized", "tools/call", "DELETE"] * 2
+    assert _methods(peer) == [*OPENED, "DELETE"] * 2
     assert peer.sessions == {}
 
 
@@ -197,12 +199,7 @@ async def test_a_session_the_server_forgot_is_opened_again_and_the_call_runs_onc
     seen = len(peer.requests)
     await _echo(keeping, peer, reuse=PARTITION)
     # the 404'd tools/call ran nothing; one new session, one call that ran
-    assert _methods(peer, seen) == [
-        "tools/call",
-        "initialize",
-        "notifications/initialized",
-        "tools/call",
-    ]
+    assert _methods(peer, seen) == REOPENED
     assert len(peer.sessions) == 1
     seen = len(peer.requests)
     await _echo(keeping, peer, reuse=PARTITION)
@@ -217,12 +214,7 @@ async def test_a_resumed_session_refused_with_400_starts_over_once(
     peer.override("tools/call", Reply(400), times=1)
     seen = len(peer.requests)
     await _echo(keeping, peer, reuse=PARTITION)
-    assert _methods(peer, seen) == [
-        "tools/call",
-        "initialize",
-        "notifications/initialized",
-        "tools/call",
-    ]
+    assert _methods(peer, seen) == REOPENED
     peer.override("tools/call", Reply(400))  # refused again after the new initialize: it fails
     with pytest.raises(McpError):
         await _echo(keeping, peer, reuse=PARTITION)
@@ -245,7 +237,7 @@ async def test_a_failed_call_deletes_its_session_and_an_answered_error_keeps_it(
     assert peer.sessions == {}
     seen = len(peer.requests)
     await _echo(keeping, peer, reuse=PARTITION)
-    assert _methods(peer, seen) == ["initialize", "notifications/initialized", "tools/call"]
+    assert _methods(peer, seen) == OPENED
 
 
 async def test_an_expired_session_is_deleted_by_the_next_call_which_opens_a_new_one(
@@ -257,12 +249,7 @@ async def test_an_expired_session_is_deleted_by_the_next_call_which_opens_a_new_
     clock.now += 60
     seen = len(peer.requests)
     await _echo(keeping, peer, reuse=PARTITION)
-    assert _methods(peer, seen) == [
-        "initialize",
-        "notifications/initialized",
-        "tools/call",
-        "DELETE",
-    ]
+    assert _methods(peer, seen) == [*OPENED, "DELETE"]
     assert peer.requests[-1].headers["mcp-session-id"] == old
     assert old not in peer.sessions
     assert len(peer.sessions) == 1
