@@ -10,6 +10,7 @@ using are deleted.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
@@ -72,7 +73,7 @@ async def _echo(client: McpClient, peer: HandmadePeer, **options: Any) -> None:
 
 # ---------------------------------------------------------------------- the keeper alone
 def _kept(version: str = "2025-11-25") -> KeptSession:
-    return KeptSession("s", version, SessionKeeper.fresh_ids())
+    return KeptSession("s", version, itertools.count(1))
 
 
 def test_every_field_of_the_key_separates_sessions(keeper: SessionKeeper) -> None:
@@ -137,7 +138,7 @@ def test_bad_bounds_are_refused_and_reprs_hold_no_session_id() -> None:
     for idle_s, per_key, keys in ((0, 1, 1), (1, 0, 1), (1, 1, 0)):
         with pytest.raises(ValueError, match="idle_s must be positive"):
             SessionKeeper(idle_s=idle_s, per_key=per_key, keys=keys)
-    kept = KeptSession("session-id-42", "2025-11-25", SessionKeeper.fresh_ids())
+    kept = KeptSession("session-id-42", "2025-11-25", itertools.count(1))
     assert "session-id-42" not in repr(kept)
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import itertools
 import json
 import os
 import time
@@ -128,7 +127,3 @@ class SessionKeeper:
         session.idle_since = self._clock()
         sessions.append(session)
         return True
-
-    @staticmethod
-    def fresh_ids() -> Iterator[int]:
-        return itertools.count(1)
