@@ -114,16 +114,17 @@ async def timed(call: Call) -> float:
     return time.perf_counter() - start
 
 
-async def interleaved(hub: Call, direct: Call, rounds: int) -> tuple[Samples, Samples]:
+async def interleaved(calls: list[Call], rounds: int) -> list[Samples]:
+    """Each call ``rounds`` times, in turn, the order rotating every round."""
     for _ in range(WARMUP):
-        await hub()
-        await direct()
-    hub_samples, direct_samples = Samples(), Samples()
+        for call in calls:
+            await call()
+    samples = [Samples() for _ in calls]
     for i in range(rounds):
-        pair = [(hub, hub_samples), (direct, direct_samples)]
-        for call, samples in pair if i % 2 else reversed(pair):
-            samples.times.append(await timed(call))
-    return hub_samples, direct_samples
+        for k in range(len(calls)):
+            j = (i + k) % len(calls)
+            samples[j].times.append(await timed(calls[j]))
+    return samples
 
 
 def row(era: str, case: str, path: str, samples: Samples, base: Samples | None) -> None:
@@ -188,19 +189,6 @@ async def throughput(url: str, headers: dict[str, str] | None) -> float:
     return sum(counts) / THROUGHPUT_SECONDS
 
 
-async def interleaved_all(calls: list[Call], rounds: int) -> list[Samples]:
-    """Each call ``rounds`` times, in turn, the order rotating every round."""
-    for _ in range(WARMUP):
-        for call in calls:
-            await call()
-    samples = [Samples() for _ in calls]
-    for i in range(rounds):
-        for k in range(len(calls)):
-            j = (i + k) % len(calls)
-            samples[j].times.append(await timed(calls[j]))
-    return samples
-
-
 async def legacy_upstream(
     http: httpx2.AsyncClient, ports: tuple[int, int], deployed: Deployed, legacy_url: str
 ) -> None:
@@ -224,7 +212,7 @@ async def legacy_upstream(
         sdk_session(legacy_url, "legacy") as direct,
     ):
         before = [cpu_seconds(pid_serving(port)) for port in ports]
-        direct_s, kept_s, per_call_s = await interleaved_all(
+        direct_s, kept_s, per_call_s = await interleaved(
             [
                 calling(direct, "echo", {"text": "x"}),
                 calling(kept, "old__echo", {"text": "x"}),
@@ -266,7 +254,7 @@ async def bench_hub(ports: tuple[int, int], peer_url: str, legacy_url: str, db_u
                     direct_echo = calling(direct, "echo", {"text": "x"})
                     cpu_before = cpu_seconds(pid_serving(port))
                     hub_s, direct_s = await interleaved(
-                        calling(hub, "peer__echo", {"text": "x"}), direct_echo, ROUNDS
+                        [calling(hub, "peer__echo", {"text": "x"}), direct_echo], ROUNDS
                     )
                     cpu = (cpu_seconds(pid_serving(port)) - cpu_before) / (WARMUP + ROUNDS)
                     row(era, "allow", "direct", direct_s, None)
@@ -295,8 +283,7 @@ async def bench_protocol(dispatcher_url: str, peer_url: str) -> None:
             sdk_session(peer_url, mode) as theirs,
         ):
             ours_s, theirs_s = await interleaved(
-                calling(ours, "echo", {"text": "x"}),
-                calling(theirs, "echo", {"text": "x"}),
+                [calling(ours, "echo", {"text": "x"}), calling(theirs, "echo", {"text": "x"})],
                 ROUNDS,
             )
         row(era, "echo", "sdk", theirs_s, None)

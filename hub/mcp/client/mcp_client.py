@@ -90,12 +90,16 @@ class _Keeping:
     keeper: SessionKeeper
     fields: tuple[str, str, str, str | None, str | None]
     expired: list[KeptSession] = field(default_factory=list)
+    _keys: dict[str, bytes] = field(default_factory=dict)
 
     def __repr__(self) -> str:  # the fields hold the bearer
         return "<_Keeping>"
 
     def key(self, offer: str) -> bytes:
-        return self.keeper.key(*self.fields, offer)
+        """The key for ``offer``, computed once per call (taking and giving back use it)."""
+        if offer not in self._keys:
+            self._keys[offer] = self.keeper.key(*self.fields, offer)
+        return self._keys[offer]
 
 
 def _kept(session: LegacySession, keeping: _Keeping | None) -> bool:
