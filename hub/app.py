@@ -18,6 +18,7 @@ from hub.core.logging import install_log_redaction
 from hub.core.metrics import Metrics
 from hub.core.middleware import RequestEdgeMiddleware
 from hub.core.openapi import install_openapi
+from hub.core.route_index import install_route_index
 from hub.core.route_shape import ShapedRoute
 from hub.core.settings import Settings, get_settings
 from hub.core.workers import Workers
@@ -81,6 +82,7 @@ def create_app(
     install_openapi(app)
     install_docs(app)
     install_routes(app)
+    install_route_index(app)  # first in the table, once every route is in it
     app.add_middleware(  # ids, timing, the body limit and the last resort, for everything
         RequestEdgeMiddleware,
         metrics=components.get(Metrics),

@@ -24,7 +24,7 @@ from starlette.convertors import Convertor, PathConvertor
 from starlette.routing import Match
 from starlette.types import Scope
 
-__all__ = ["PathShape", "ShapedRoute", "path_shape"]
+__all__ = ["PathShape", "ShapedRoute", "path_segments", "path_shape"]
 
 #: the number of ``/`` in a matching path, and the literal segments by position
 PathShape = tuple[int, tuple[tuple[int, str], ...]]
@@ -42,6 +42,16 @@ def path_shape(path_format: str, convertors: Mapping[str, Convertor[Any]]) -> Pa
     return len(segments) - 1, literals
 
 
+def path_segments(scope: Scope) -> list[str]:
+    """The request path split at ``/``, once for the whole table (kept in the scope)."""
+    path: str = scope["path"]
+    split = scope.get(_SPLIT)
+    if split is None or split[0] is not path:
+        split = scope[_SPLIT] = (path, path.split("/"))
+    parts: list[str] = split[1]
+    return parts
+
+
 class ShapedRoute(APIRoute):
     """An :class:`APIRoute` that refuses paths of another shape before its own matching."""
 
@@ -52,11 +62,7 @@ class ShapedRoute(APIRoute):
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         shape = self.shape
         if shape is not None and scope["type"] == "http" and not scope.get("root_path"):
-            path: str = scope["path"]
-            split = scope.get(_SPLIT)  # the path's segments, split once for the whole table
-            if split is None or split[0] is not path:
-                split = scope[_SPLIT] = (path, path.split("/"))
-            parts = split[1]
+            parts = path_segments(scope)
             slashes, literals = shape
             if len(parts) != slashes + 1:
                 return Match.NONE, {}
