@@ -29,7 +29,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core import rls
+from hub.core import presolve, rls
 from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.route_shape import ShapedRoute
@@ -106,12 +106,29 @@ class SessionRoute(ShapedRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         endpoint = self.endpoint
+        ahead = presolve.plan(self.dependant, self.param_convertors)
+        if ahead is None:
 
-        async def app(request: Request) -> Response:
+            async def app(request: Request) -> Response:
+                async with request_session(request, writes=_writes(request.method, endpoint)):
+                    return await handler(request)
+
+            return app
+        whole, self.dependant = self.dependant, ahead.dependant
+        try:  # FastAPI's handler of the dependencies left to it (see hub.core.presolve)
+            rest = super().get_route_handler()
+        finally:
+            self.dependant = whole  # what the OpenAPI schema and everything else read
+        provider = self.dependency_overrides_provider
+
+        async def solved_ahead(request: Request) -> Response:
             async with request_session(request, writes=_writes(request.method, endpoint)):
-                return await handler(request)
+                if provider is not None and provider.dependency_overrides:
+                    return await handler(request)
+                await ahead.solve(request)
+                return await rest(request)
 
-        return app
+        return solved_ahead
 
 
 def session_of(request: Request) -> AsyncSession:
