@@ -207,7 +207,8 @@ def _rest(dependant: Dependant, endpoint: Callable[..., Any], solved: int) -> De
         response: Response = values[response_name] if own_response else values.pop(response_name)
         solved, theirs = request.scope.pop(_SOLVED)
         response.headers.raw[:0] = theirs.headers.raw  # written first, before the rest's
-        if response.status_code is None:
+        status: int | None = response.status_code  # FastAPI's starts as None
+        if status is None:
             response.status_code = theirs.status_code
         return await endpoint(**values, **solved)
 
