@@ -441,7 +441,8 @@ async def test_a_delete_that_hangs_does_not_fail_a_finished_discovery(
     started = time.monotonic()
     found = await discover(client, peer, era_hint="legacy", deadline_s=4.0)
     assert found.tools == TOOLS
-    assert time.monotonic() - started < 3.0
+    # within the discovery's deadline (+1.5 s, the house bound), not the DELETE's 30 s hang
+    assert time.monotonic() - started < 4.0 + 1.5
 
 
 async def test_no_session_means_no_delete(
