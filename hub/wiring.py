@@ -90,6 +90,8 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     views = ViewLoader()
     idle_s = settings.upstream_session_idle_s
     keeper = SessionKeeper(idle_s=idle_s) if idle_s > 0 else None
+    if keeper is not None:
+        metrics.watch_upstream_sessions(keeper.idle_count, lambda: keeper.events)
     client = McpClient(fetcher, client_info=CLIENT_INFO, keeper=keeper)
     oauth = OAuthConfig.from_settings(settings)
     refresher = TokenRefresher(fetcher, keyring, oauth)  # the upstream's TokenKeeper

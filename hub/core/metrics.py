@@ -7,8 +7,11 @@ codes, effects, discovery reasons and key ids. Nothing tenant-specific and no se
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
@@ -119,5 +122,37 @@ class Metrics:
         read_at = self._backlog_read_at
         return read_at is None or time.monotonic() - read_at > seconds
 
+    def watch_upstream_sessions(
+        self, idle: Callable[[], int], events: Callable[[], Mapping[str, int]]
+    ) -> None:
+        """Expose the gateway's kept upstream sessions (``hub.mcp.client.keeper``), read at each
+        scrape: how many are idle now, and what became of them so far, by event."""
+        self.registry.register(_UpstreamSessions(idle, events))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _UpstreamSessions(Collector):
+    """The kept upstream sessions' gauge and counters, read from the keeper at scrape time."""
+
+    def __init__(self, idle: Callable[[], int], events: Callable[[], Mapping[str, int]]) -> None:
+        self._idle = idle
+        self._events = events
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        yield GaugeMetricFamily(
+            "hub_upstream_sessions_idle",
+            "Handshake-era upstream sessions kept idle for the next tool call.",
+            value=self._idle(),
+        )
+        events = CounterMetricFamily(
+            "hub_upstream_session_events",
+            "What became of kept upstream sessions: resumed, kept, surplus (over the per-key "
+            "bound, deleted), expired (idle too long, deleted), forgotten (their key dropped) and "
+            "lost (the server no longer knew them; a new session was opened).",
+            labels=["event"],
+        )
+        for event, count in self._events().items():
+            events.add_metric([event], count)
+        yield events

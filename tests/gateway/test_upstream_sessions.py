@@ -132,6 +132,11 @@ async def test_a_session_the_upstream_forgot_is_opened_again_and_runs_the_call_o
         "tools/call",
     ]
     assert len(peer.sessions) == 1
+    await _echo(client, deployed, "three")
+    metrics = (await client.get("/metrics")).text  # what an operator sees of it
+    assert "hub_upstream_sessions_idle 1.0" in metrics
+    for event, count in (("resumed", 2), ("kept", 3), ("lost", 1), ("expired", 0)):
+        assert f'hub_upstream_session_events_total{{event="{event}"}} {count}.0' in metrics
 
 
 @pytest.mark.parametrize("settings", [{"upstream_session_idle_s": 0}], indirect=True)
@@ -146,3 +151,4 @@ async def test_with_keeping_turned_off_every_call_has_a_session_of_its_own(
     one_call = ["initialize", "notifications/initialized", "tools/call", "DELETE"]
     assert _since(peer, seen) == one_call * 2
     assert peer.sessions == {}
+    assert "hub_upstream_session" not in (await client.get("/metrics")).text

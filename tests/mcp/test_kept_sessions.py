@@ -118,6 +118,14 @@ def test_take_hands_out_the_newest_live_session_and_the_expired_ones(
     assert keeper.take(b"k") == (newer, [])
     assert keeper.take(b"k") == (None, [])
     assert keeper.take(b"never") == (None, [])
+    assert keeper.events == {
+        "resumed": 2,
+        "kept": 3,
+        "surplus": 0,
+        "expired": 1,
+        "forgotten": 0,
+        "lost": 0,
+    }
 
 
 def test_a_key_keeps_at_most_per_key_and_the_keeper_at_most_keys(clock: Clock) -> None:
@@ -132,6 +140,14 @@ def test_a_key_keeps_at_most_per_key_and_the_keeper_at_most_keys(clock: Clock) -
     assert keeper.take(b"a")[0] is not None
     assert keeper.take(b"c")[0] is not None
     assert keeper.idle_count() == 0
+    assert keeper.events == {
+        "resumed": 3,
+        "kept": 4,
+        "surplus": 1,
+        "expired": 0,
+        "forgotten": 1,
+        "lost": 0,
+    }
 
 
 def test_bad_bounds_are_refused_and_reprs_hold_no_session_id() -> None:
@@ -205,6 +221,9 @@ async def test_a_session_the_server_forgot_is_opened_again_and_the_call_runs_onc
     seen = len(peer.requests)
     await _echo(keeping, peer, reuse=PARTITION)
     assert _methods(peer, seen) == ["tools/call"]  # the new session is the one kept
+    assert keeping.keeper is not None
+    assert keeping.keeper.events["lost"] == 1
+    assert keeping.keeper.events["resumed"] == 2
 
 
 async def test_a_resumed_session_refused_with_400_starts_over_once(

@@ -22,6 +22,11 @@ session idle instead, and the next call resumes it with ``tools/call`` alone.
   uses again are forgotten without a ``DELETE`` (the keeper does not hold the bearer it would
   need); servers expire idle sessions themselves (the SDK's default is 30 minutes).
 
+- **Counted** (:attr:`SessionKeeper.events`, for the hub's metrics): sessions ``resumed``,
+  ``kept`` (given back), ``surplus`` (refused, over ``per_key``), ``expired`` (handed out to be
+  deleted), ``forgotten`` (dropped with their key, least recently used) and ``lost`` (resumed,
+  but the server no longer knew them: noted by the client, which opened a new one).
+
 Written here because no library keeps MCP sessions for a client that is not the SDK's: the
 SDK's ``ClientSession`` holds one long-lived session per connection, with its own transport.
 """
@@ -41,6 +46,8 @@ __all__ = ["KeptSession", "SessionKeeper"]
 
 PER_KEY = 8
 KEYS = 512
+#: what :attr:`SessionKeeper.events` counts (see the module docstring)
+EVENTS = ("resumed", "kept", "surplus", "expired", "forgotten", "lost")
 
 
 @dataclass
@@ -76,6 +83,7 @@ class SessionKeeper:
         self._clock = clock
         self._mac_key = os.urandom(32)
         self._idle: OrderedDict[bytes, list[KeptSession]] = OrderedDict()
+        self.events: dict[str, int] = dict.fromkeys(EVENTS, 0)
 
     def __repr__(self) -> str:
         return f"<SessionKeeper keys={len(self._idle)} idle={self.idle_count()}>"
@@ -106,6 +114,8 @@ class SessionKeeper:
         expired = [s for s in sessions if now - s.idle_since >= self.idle_s]
         live = [s for s in sessions if now - s.idle_since < self.idle_s]
         taken = live.pop() if live else None
+        self.events["resumed"] += taken is not None
+        self.events["expired"] += len(expired)
         if live:
             self._idle[key] = live
             self._idle.move_to_end(key)
@@ -119,11 +129,17 @@ class SessionKeeper:
         sessions = self._idle.get(key)
         if sessions is None:
             while len(self._idle) >= self.keys:
-                self._idle.popitem(last=False)
+                self.events["forgotten"] += len(self._idle.popitem(last=False)[1])
             sessions = self._idle[key] = []
         elif len(sessions) >= self.per_key:
+            self.events["surplus"] += 1
             return False
         self._idle.move_to_end(key)
         session.idle_since = self._clock()
         sessions.append(session)
+        self.events["kept"] += 1
         return True
+
+    def lost(self) -> None:
+        """Note a resumed session the server no longer knew (the client opened a new one)."""
+        self.events["lost"] += 1

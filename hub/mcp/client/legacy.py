@@ -91,6 +91,11 @@ class LegacySession:
         session._ids = kept.ids
         return session
 
+    @property
+    def reopened(self) -> bool:
+        """Whether this operation lost its session and initialised a new one."""
+        return self._reinitialized
+
     def keep(self) -> KeptSession | None:
         """This session for a later call to resume (``None`` unless it is established)."""
         if not self.established or self.version is None:

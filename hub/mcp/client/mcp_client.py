@@ -90,6 +90,7 @@ class _Keeping:
     keeper: SessionKeeper
     fields: tuple[str, str, str, str | None, str | None]
     expired: list[KeptSession] = field(default_factory=list)
+    resumed: bool = False  # the call's session was a kept one
     _keys: dict[str, bytes] = field(default_factory=dict)
 
     def __repr__(self) -> str:  # the fields hold the bearer
@@ -108,6 +109,12 @@ def _kept(session: LegacySession, keeping: _Keeping | None) -> bool:
         return False
     kept = session.keep()
     return kept is not None and keeping.keeper.give(keeping.key(session.offer), kept)
+
+
+def _note_lost(session: LegacySession, keeping: _Keeping | None) -> None:
+    """Count a kept session the server no longer knew (its call opened a new one)."""
+    if keeping is not None and keeping.resumed and session.reopened:
+        keeping.keeper.lost()
 
 
 class McpClient:
@@ -138,6 +145,7 @@ class McpClient:
             kept, expired = keeping.keeper.take(keeping.key(version))
             keeping.expired.extend(expired)
             if kept is not None:
+                keeping.resumed = True
                 return LegacySession.resume(channel, self.client_info, version, kept)
         return LegacySession(channel, self.client_info, version)
 
@@ -172,11 +180,13 @@ class McpClient:
         try:
             outcome = await work(session)
         except Exception as exc:
+            _note_lost(session, keeping)
             # a JSON-RPC error answering the call leaves the session as good as a result does
             answered = isinstance(exc, McpError) and exc.reason == "tool_error"
             if not (answered and _kept(session, keeping)):
                 await session.close()
             raise
+        _note_lost(session, keeping)
         if not _kept(session, keeping):
             await session.close()
         return outcome
