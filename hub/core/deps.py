@@ -101,7 +101,8 @@ class SessionRoute(ShapedRoute):
     """A route whose requests run in :func:`request_session`: the session is open while
     FastAPI solves the dependencies and runs the endpoint, and ended once the response is
     built, before it is sent (see the module docstring). Its matching is a
-    :class:`~hub.core.route_shape.ShapedRoute`'s."""
+    :class:`~hub.core.route_shape.ShapedRoute`'s; the plain dependencies at the head of its
+    list are solved ahead of FastAPI's solver (:mod:`hub.core.presolve`)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
