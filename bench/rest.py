@@ -1,8 +1,9 @@
 """The REST request path: the hub's authenticated routes against bare FastAPI routes.
 
 Two cases, each on SQLite (a file) and on PostgreSQL (database ``hub_bench`` on 127.0.0.1:5432,
-emptied and migrated first, served as the tests' non-owner app role so row-level security
-applies; skipped when unreachable):
+emptied, migrated, seeded and then vacuumed, analysed and checkpointed, so that autovacuum's
+work on the new schema does not fall in the runs; served as the tests' non-owner app role so
+row-level security applies; skipped when unreachable):
 
 - ``GET /tenants/{t}/servers/{handle}`` as a tenant_admin;
 - ``POST /tenants/{t}/grants/check`` by an operator holding 1,000 grants, about itself (its
@@ -53,7 +54,7 @@ from hub.core.migrations import upgrade
 from hub.grants.repository import bump_grants_version
 from hub.grants.templates import ROLE_TEMPLATES
 from hub.models import Grant
-from tests.support.databases import fresh_postgres, prepare_app_role
+from tests.support.databases import fresh_postgres, prepare_app_role, settle_postgres
 from tests.support.factories import make_principal, make_server, make_tenant, scope_of
 
 CONNECTIONS = 16
@@ -206,6 +207,8 @@ def _bench_backend(
     is off: one principal at this rate is over any limit, and a limit set high enough would
     measure a moving window of hundreds of thousands of entries."""
     cases = asyncio.run(_seed(db_url))
+    if serve_url is not None:  # PostgreSQL: autovacuum's work done now, not during the runs
+        asyncio.run(settle_postgres(db_url))
     env = hub_env(serve_url or db_url, workdir)
     env["HUB_RATE_LIMITS"] = REST_LIMIT
     if serve_url is not None:
