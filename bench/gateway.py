@@ -29,7 +29,10 @@ latencies on a shared machine, as in ``bench.rest``). Then throughput with ``CLI
 SDK clients (allow, 2026-07-28) and the protocol layer alone: the hub's own dispatcher
 (:mod:`bench._echo_dispatcher`, no database, no upstream) vs the SDK server, the same echo tool,
 both eras — the measurement behind serving the endpoint with our dispatcher rather than the SDK's
-server (docs/decisions.md). A report, not a test: ``python -m bench gateway``.
+server (docs/decisions.md); and the floor: the same peer behind a bare forwarding proxy
+(:mod:`bench._forward`: uvicorn, one FastAPI route and an ``httpx2`` client, no hub code) vs
+direct, what the two HTTP legs a gateway adds cost before it does any work of its own. A report,
+not a test: ``python -m bench gateway``.
 """
 
 from __future__ import annotations
@@ -293,6 +296,29 @@ async def bench_protocol(dispatcher_url: str, peer_url: str) -> None:
         row(era, "echo", "hub's", ours_s, theirs_s)
 
 
+async def bench_floor(forward_port: int, peer_url: str) -> None:
+    """The peer through a bare forwarding proxy (:mod:`bench._forward`) vs direct, both eras."""
+    print(
+        "floor: the peer through a bare forwarding proxy (uvicorn, FastAPI, httpx2; nothing else)"
+    )
+    header()
+    forward_url = f"http://127.0.0.1:{forward_port}/mcp"
+    for era, mode in ERAS.items():
+        async with (
+            sdk_session(forward_url, mode) as proxied,
+            sdk_session(peer_url, mode) as direct,
+        ):
+            cpu_before = cpu_seconds(pid_serving(forward_port))
+            proxied_s, direct_s = await interleaved(
+                [calling(proxied, "echo", {"text": "x"}), calling(direct, "echo", {"text": "x"})],
+                ROUNDS,
+            )
+            cpu = (cpu_seconds(pid_serving(forward_port)) - cpu_before) / (WARMUP + ROUNDS)
+        row(era, "echo", "direct", direct_s, None)
+        row(era, "echo", "proxy", proxied_s, direct_s)
+        print(f"{era:<11} {'echo':<{CASE}} proxy CPU per call {cpu * 1000:.2f} ms")
+
+
 def backend(label: str, db_url: str, workdir: Path, peer_url: str, legacy_url: str) -> None:
     env = hub_env(db_url, workdir)
     env.update(HUB_ALLOW_LOOPBACK="true", HUB_RATE_LIMITS="tool_call=off,rest=off")
@@ -318,6 +344,9 @@ def main() -> None:
             echo = [sys.executable, "-m", "bench._echo_dispatcher"]
             with served(echo, hub_env("", workdir), workdir / "echo.log") as port:
                 asyncio.run(bench_protocol(f"http://127.0.0.1:{port}/mcp", peer_url))
+            forward = [sys.executable, "-m", "bench._forward", "--upstream", peer_url]
+            with served(forward, hub_env("", workdir), workdir / "forward.log") as port:
+                asyncio.run(bench_floor(port, peer_url))
             sqlite_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
             upgrade(sqlite_url)
             backend("SQLite (file)", sqlite_url, workdir, peer_url, legacy_url)
