@@ -10,12 +10,15 @@ on loopback.
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 
 import pytest
 
 from bench import catalog, discover, gateway, policy, rest, sidecar
 from bench._peer import start_sdk_peer
+from bench._serving import hub_env, served
 from hub.core.migrations import upgrade
 
 
@@ -93,6 +96,32 @@ def test_the_gateway_bench_calls_through_the_hub_allowed_and_approved(
     for path in ("hub     ", "per-call"):
         assert f"2026-07-28  {'allow, legacy upstream':<{gateway.CASE}} {path} " in printed
     assert "throughput, 2 clients" in printed
+
+
+def test_the_gateway_bench_measures_the_protocol_layer_and_the_floor(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The echo dispatcher and the bare forwarding proxy answer the SDK client in both eras (a
+    call that comes back an error raises)."""
+    monkeypatch.setattr(gateway, "WARMUP", 1)
+    monkeypatch.setattr(gateway, "ROUNDS", 3)
+    peer, peer_url = start_sdk_peer(tmp_path, gateway.TOOLS, mode="stateless-json", page_size=50)
+    env = hub_env("", tmp_path)
+    try:
+        echo = [sys.executable, "-m", "bench._echo_dispatcher"]
+        with served(echo, env, tmp_path / "echo.log") as port:
+            asyncio.run(gateway.bench_protocol(f"http://127.0.0.1:{port}/mcp", peer_url))
+        forward = [sys.executable, "-m", "bench._forward", "--upstream", peer_url]
+        with served(forward, env, tmp_path / "forward.log") as port:
+            asyncio.run(gateway.bench_floor(port, peer_url))
+    finally:
+        peer.terminate()
+        peer.wait(timeout=10)
+    printed = capsys.readouterr().out
+    for era in gateway.ERAS:
+        assert f"{era:<11} {'echo':<{gateway.CASE}} hub's " in printed
+        assert f"{era:<11} {'echo':<{gateway.CASE}} proxy    " in printed
+        assert f"{era:<11} {'echo':<{gateway.CASE}} proxy CPU per call " in printed
 
 
 def test_the_sidecar_bench_calls_through_every_path(
