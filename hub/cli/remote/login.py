@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -52,7 +53,13 @@ def _check_url(url: str) -> str:
 
 
 def _key() -> str:
-    key = os.environ.get(KEY_ENV) or typer.prompt("API key", hide_input=True, err=True)
+    """``HUB_API_KEY``, else standard input's first line when it is not a terminal (a pipe or a
+    file: read as is, with no prompt and no "input may be echoed" warning), else a hidden
+    prompt."""
+    key = os.environ.get(KEY_ENV)
+    if not key:
+        piped = sys.stdin is not None and not sys.stdin.isatty()
+        key = sys.stdin.readline() if piped else typer.prompt("API key", hide_input=True, err=True)
     key = key.strip()
     if not key:
         fail("no API key given")
