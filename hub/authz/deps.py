@@ -39,6 +39,7 @@ __all__ = [
     "item_resource",
     "require",
     "tenant_access_of",
+    "tenant_of_path",
 ]
 
 #: the path parameter every tenant route names its tenant with
@@ -54,7 +55,7 @@ async def require_platform_admin(caller: CallerDep) -> Caller:
 PlatformAdminDep = Annotated[Caller, Depends(require_platform_admin)]
 
 
-async def _tenant_of_path(session: AsyncSession, t: str) -> uuid.UUID | None:
+async def tenant_of_path(session: AsyncSession, t: str) -> uuid.UUID | None:
     """The existing tenant ``{t}`` names — by canonical id or by slug (DESIGN §14) — or None.
     Slugs never parse as a UUID, so the two cannot be confused; a non-canonical id spelling is
     neither (404, as for every path id)."""
@@ -80,7 +81,7 @@ async def tenant_access_of(request: Request, caller: Caller, t: str) -> TenantAc
         return _with_checker(request, session, TenantAccess(caller, own))
     if not caller.is_platform_admin and is_canonical_id(t):
         raise NotFound()  # another tenant's id (no query: nothing to learn either way)
-    tenant_uuid = await _tenant_of_path(session, t)
+    tenant_uuid = await tenant_of_path(session, t)
     if tenant_uuid is None:
         raise NotFound()
     if caller.is_platform_admin:

@@ -3,8 +3,9 @@
 Order: a browser ``Origin`` not in ``HUB_ALLOWED_ORIGINS`` → 403 (DNS-rebinding protection);
 one authentication for the whole HTTP request (a batch included): none or invalid → 401 with
 ``WWW-Authenticate: Bearer`` and JSON-RPC ``40100``; the body must be JSON (400 ``-32700``);
-another tenant or an unknown deployment → 404 (``40400``); a caller that is not the deployment's
-agent — the platform admin and tenant admins included — → 403 with ``40300``. Then the request
+another tenant (``{t}`` is an id or a slug) or an unknown deployment → 404 (``40400``); a
+caller that is not the deployment's agent — the platform admin and tenant admins included — →
+403 with ``40300``. Then the request
 is classified by era and dispatched (:mod:`hub.mcp.server`) to the deployment's
 :class:`~hub.gateway.host.GatewayHost`. The calls' audit rows go to the replica's
 :class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent. Stateless in
@@ -28,13 +29,14 @@ from hub.audit.writer import AuditWriter
 from hub.auth.caller import Caller
 from hub.auth.deps import admit_request_values, authenticate_request, parsed_key, pepper_of
 from hub.auth.key_format import ParsedKey, hash_key
+from hub.authz.deps import tenant_of_path
 from hub.core import clock
 from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.deps import get_database
 from hub.core.errors import Unauthorized
 from hub.core.metrics import Metrics
-from hub.core.paths import is_canonical_id, parse_id
+from hub.core.paths import is_canonical_id, is_slug, parse_id
 from hub.core.route_shape import ShapedRoute
 from hub.core.settings import Settings
 from hub.drift import DriftWatch
@@ -104,7 +106,7 @@ def _origin_allowed(request: Request, settings: Settings) -> bool:
 )
 async def mcp(
     request: Request,
-    t: Annotated[str, Path(description="Tenant id")],
+    t: Annotated[str, Path(description="Tenant id or slug")],
     d: Annotated[str, Path(description="Deployment id")],
 ) -> Response:
     """The deployment's tools over MCP Streamable HTTP (both eras, stateless), for its agent."""
@@ -126,14 +128,17 @@ def _unauthenticated() -> Response:
     )
 
 
-def _refusal(caller: Caller, t: str, d: str) -> Response | None:
+async def _refusal(session: AsyncSession, caller: Caller, t: str, d: str) -> Response | None:
     """404 for a path that names no deployment this caller's tenant could own; 403 for a
-    caller outside any tenant."""
-    if not is_canonical_id(t) or not is_canonical_id(d):
+    caller outside any tenant. ``{t}`` is the tenant's id or its slug (DESIGN §14), as on every
+    tenant route: an id is compared with the caller's tenant as it is, a slug is looked up (one
+    read, only for a slug); another tenant's id or slug reads exactly like an absent one."""
+    if not is_canonical_id(d) or not (is_canonical_id(t) or is_slug(t)):
         return _error(404, NOT_FOUND, "not found", "not_found")
     if caller.tenant_id is None:
         return _error(403, FORBIDDEN, "only the deployment's agent may call it", "forbidden")
-    if caller.tenant_id.value != parse_id(t):
+    own = caller.tenant_id.value
+    if (parse_id(t) if is_canonical_id(t) else await tenant_of_path(session, t)) != own:
         return _error(404, NOT_FOUND, "not found", "not_found")
     return None
 
@@ -171,7 +176,7 @@ async def _serve(request: Request, t: str, d: str) -> Response:
             raw = parse_body(await request.body())
         except RpcError as error:
             return _answer(HttpAnswer(error.status, error_message(None, error)))
-        refused = _refusal(caller, t, d)
+        refused = await _refusal(session, caller, t, d)
         tenant_id = caller.tenant_id
         if refused is not None or tenant_id is None:
             return refused or _error(403, FORBIDDEN, "no tenant", "forbidden")

@@ -101,6 +101,41 @@ async def test_another_tenant_or_an_unknown_deployment_is_404(
         assert r.json()["error"]["data"]["class"] == "not_found"
 
 
+async def _slug(client: httpx2.AsyncClient, deployed: Deployed) -> str:
+    me = await client.get("/whoami", headers=deployed.headers)
+    return str(me.json()["data"]["tenant_slug"])
+
+
+async def test_the_tenant_may_be_named_by_its_slug(
+    client: httpx2.AsyncClient, database: Database, deployed: Deployed
+) -> None:
+    """``{t}`` is an id or a slug on every tenant route (DESIGN §14), this one included: the
+    README's agent calls ``/tenants/acme/deployments/{d}/mcp``."""
+    tenant = str(deployed.setup.tenant_id)
+    by_slug = deployed.url.replace(tenant, await _slug(client, deployed))
+    listed = await client.post(by_slug, json=_message("tools/list"), headers=deployed.headers)
+    assert listed.status_code == 200, listed.text
+    by_id = await _post(client, deployed, _message("tools/list"))
+    assert listed.json() == by_id.json()
+    call = _message("tools/call", {"name": "up__echo", "arguments": {"text": "by slug"}})
+    called = await client.post(by_slug, json=call, headers=deployed.headers)
+    assert called.status_code == 200, called.text
+    assert called.json()["result"]["structuredContent"] == {"text": "by slug"}, called.text
+
+
+async def test_another_tenants_slug_an_unknown_slug_or_a_malformed_one_is_404(
+    client: httpx2.AsyncClient, database: Database, deployed: Deployed
+) -> None:
+    other = await deploy(client, database, [])
+    tenant = str(deployed.setup.tenant_id)
+    for t in (await _slug(client, other), "no-such-tenant", "Not_A_Slug"):
+        r = await client.post(
+            deployed.url.replace(tenant, t), json=_message("tools/list"), headers=deployed.headers
+        )
+        assert r.status_code == 404, (t, r.text)
+        assert r.json()["error"]["data"]["class"] == "not_found"
+
+
 async def test_a_browser_origin_not_allowed_is_403(
     client: httpx2.AsyncClient, deployed: Deployed
 ) -> None:
