@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -79,8 +80,24 @@ class Column:
         return cls(header, lambda row: when(row.get(key)))
 
 
+#: the width a table is laid out in when it goes to a pipe or a file and ``COLUMNS`` is unset:
+#: wide enough that no row folds, so each row stays one line for ``grep``, ``awk`` and ``cut``
+PIPE_WIDTH = 1_000
+
+
 def _console(*, stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+    """A console on stdout (or stderr). On a terminal, or with ``COLUMNS`` set, rich's own
+    width; otherwise :data:`PIPE_WIDTH`, not rich's 80 columns, which fold ids mid-value."""
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not stream.isatty() and not os.environ.get("COLUMNS")
+    return Console(
+        stderr=stderr,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=False,
+        width=PIPE_WIDTH if piped else None,
+    )
 
 
 def note(message: str) -> None:
