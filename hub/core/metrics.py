@@ -41,7 +41,8 @@ class Metrics:
         )
         self.upstream = Histogram(
             "hub_upstream_operation_seconds",
-            "Time of one upstream operation (a whole discovery: every request, DNS included).",
+            "Time of one upstream operation, by operation: a whole discovery, or a tool call's "
+            "upstream leg (every request of it, DNS included).",
             ["operation"],
             registry=self.registry,
         )
