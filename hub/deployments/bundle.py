@@ -80,6 +80,10 @@ def _tools(
     return tools
 
 
+def _era(era: str | None) -> Literal["modern", "legacy"] | None:
+    return "modern" if era == "modern" else "legacy" if era == "legacy" else None
+
+
 def build_bundle(
     deployment: Deployment, entries: Sequence[ResolvedEntry], decisions: ToolDecisions
 ) -> BundleRead:
@@ -96,6 +100,7 @@ def build_bundle(
                 handle=e.server.handle,
                 mode="direct" if direct else "relay",
                 url=e.server.url if direct else None,
+                era=_era(e.server.era) if direct else None,
                 credential_id=e.server.credential_id,
                 catalog_version=e.catalog.version,
                 catalog_sha256=e.catalog.sha256,
@@ -105,6 +110,7 @@ def build_bundle(
             )
         )
     return BundleRead(
+        tenant_id=deployment.tenant_id,
         deployment_id=deployment.id,
         agent_id=deployment.agent_id,
         grants_version=decisions.grants_version,

@@ -99,6 +99,11 @@ class BundleServer(BaseModel):
     url: str | None = Field(
         default=None, description="the upstream URL, on direct-mode entries only"
     )
+    era: Literal["modern", "legacy"] | None = Field(
+        default=None,
+        description="the protocol era the upstream answered in last, on direct-mode entries only "
+        "(none yet: the sidecar finds it out on its first call)",
+    )
     credential_id: uuid.UUID | None
     catalog_version: int
     catalog_sha256: str
@@ -108,6 +113,7 @@ class BundleServer(BaseModel):
 
 
 class BundleRead(BaseModel):
+    tenant_id: uuid.UUID
     deployment_id: uuid.UUID
     agent_id: uuid.UUID
     grants_version: int = Field(description="the agent's grants_version the effects were read at")

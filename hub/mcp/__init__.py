@@ -19,7 +19,7 @@ from hub.mcp.challenge import BearerChallenge, parse_bearer_challenge, split_sco
 from hub.mcp.client import CallResult, DiscoveryResult, McpClient, SessionKeeper
 from hub.mcp.errors import REASONS, McpError
 from hub.mcp.headers import decode_header_value, encode_header_value
-from hub.mcp.wire import LEGACY_VERSIONS, MODERN_VERSION, Era
+from hub.mcp.wire import LEGACY_VERSIONS, MODERN_VERSION, Era, era_from_hint
 
 __all__ = [
     "LEGACY_VERSIONS",
@@ -34,6 +34,7 @@ __all__ = [
     "SessionKeeper",
     "decode_header_value",
     "encode_header_value",
+    "era_from_hint",
     "parse_bearer_challenge",
     "split_scopes",
 ]

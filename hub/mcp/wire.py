@@ -42,6 +42,7 @@ __all__ = [
     "check_result_type",
     "default_version",
     "encode",
+    "era_from_hint",
     "era_of",
     "error_response",
     "modern_meta",
@@ -67,6 +68,14 @@ METHOD_NOT_FOUND: Final[int] = -32601
 HEADER_MISMATCH: Final[int] = -32020
 MISSING_CLIENT_CAPABILITY: Final[int] = -32021
 UNSUPPORTED_VERSION: Final[int] = -32022
+
+
+def era_from_hint(era_hint: str | None) -> Era | None:
+    """The remembered era of a server row, an origin or a bundle entry (``None`` when never
+    found out)."""
+    if era_hint == "modern":
+        return "modern"
+    return "legacy" if era_hint else None
 
 
 def era_of(version: str) -> Era:

@@ -30,7 +30,7 @@ from hub.core import clock
 from hub.core.db import Database
 from hub.core.errors import BadRequest, NotFound
 from hub.egress import EgressError, UrlRejected, origin_of, validate_url
-from hub.mcp import BearerChallenge, McpError
+from hub.mcp import BearerChallenge, McpError, era_from_hint
 from hub.models import Credential, OAuthAuthorization, OAuthClient, Server
 from hub.oauth import repository
 from hub.oauth.authorization_request import authorization_url
@@ -51,7 +51,6 @@ from hub.oauth.sealed import CLIENT_AAD, STATE_AAD, open_field, seal_field
 from hub.oauth.server_metadata import ServerMetadata, discover_server
 from hub.servers import service as servers_service
 from hub.tenants import service as tenants_service
-from hub.upstream.calls import era_from_hint
 
 __all__ = ["Started", "create_authorization"]
 

@@ -38,6 +38,7 @@ class WireServer(_Wire):
     handle: str
     mode: Literal["relay", "direct"] = "relay"
     url: str | None = None
+    era: Literal["modern", "legacy"] | None = None
     credential_id: uuid.UUID | None = None
     catalog_version: int
     catalog_sha256: str
@@ -47,6 +48,7 @@ class WireServer(_Wire):
 
 
 class WireBundle(_Wire):
+    tenant_id: uuid.UUID
     deployment_id: uuid.UUID
     agent_id: uuid.UUID
     grants_version: int
@@ -76,7 +78,7 @@ class Bundle:
         )
 
 
-def parse_bundle(tenant_id: str, body: bytes, etag: str | None) -> Bundle:
+def parse_bundle(body: bytes, etag: str | None) -> Bundle:
     try:
         wire = _Envelope.model_validate_json(body).data
     except ValidationError:
@@ -90,7 +92,7 @@ def parse_bundle(tenant_id: str, body: bytes, etag: str | None) -> Bundle:
             server_id=uuid.UUID(int=0),  # the hub's row id is not in the bundle (not needed)
             url=server.url or "",
             credential_id=server.credential_id,
-            era=None,
+            era=server.era,
             catalog_version=server.catalog_version,
             mode=server.mode,
         )
@@ -109,7 +111,7 @@ def parse_bundle(tenant_id: str, body: bytes, etag: str | None) -> Bundle:
             )
             effects[tool.wire_name] = tool.effect
     view = DeploymentView(
-        tenant_id=uuid.UUID(tenant_id),
+        tenant_id=wire.tenant_id,
         deployment_id=wire.deployment_id,
         agent_id=wire.agent_id,
         servers=servers,

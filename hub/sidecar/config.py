@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from hub.core.paths import is_slug
 from hub.sidecar.errors import SidecarError
 
 __all__ = ["SidecarConfig", "default_cache_dir", "is_loopback_host", "parse_listen"]
@@ -71,6 +72,16 @@ def _id(flag: str, value: str) -> str:
         raise SidecarError(f"{flag} {value!r}: not an id") from None
 
 
+def _tenant(value: str) -> str:
+    """The tenant as the hub's paths take it: its id, or its slug (slugs never parse as ids)."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        if is_slug(value):
+            return value
+        raise SidecarError(f"--tenant {value!r}: not a tenant id or slug") from None
+
+
 @dataclass(frozen=True)
 class SidecarConfig:
     hub: str
@@ -119,7 +130,7 @@ class SidecarConfig:
             raise SidecarError("--max-stale: not negative")
         return cls(
             hub=check_hub_url(hub),
-            tenant=_id("--tenant", tenant),
+            tenant=_tenant(tenant),
             deployment=_id("--deployment", deployment),
             agent_key=agent_key,
             mode=mode,  # type: ignore[arg-type]

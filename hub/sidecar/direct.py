@@ -15,10 +15,12 @@ For a tool of a direct-mode entry (with a credential), one call is:
 4. ``POST …/decisions/{id}/outcome``: the call's audit row, written by the hub — sent beside the
    answer rather than before it (at exit, reports still in flight get ``REPORT_WAIT_S``).
 
-The era each upstream answered in is remembered, as the hub remembers it on the server row, so
-only the first call probes. A handshake-era upstream's session is kept between calls, as the hub
-keeps it (:mod:`hub.mcp.client.keeper`; ``SESSION_IDLE_S``), across lease renewals too: the key
-holds the leased secret, so a different secret opens a new session.
+The bundle names the era the hub last reached each direct-mode upstream in (its server row's),
+so a call does not probe for it; an upstream the hub never reached is probed on the first call,
+and the era each upstream answered in is remembered from then on. A handshake-era upstream's
+session is kept between calls, as the hub keeps it (:mod:`hub.mcp.client.keeper`;
+``SESSION_IDLE_S``), across lease renewals too: the key holds the leased secret, so a different
+secret opens a new session.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from hub.gateway.engine.ports import (
     UpstreamResult,
 )
 from hub.gateway.engine.redaction import Redactor
-from hub.mcp import Era, McpClient, McpError, SessionKeeper
+from hub.mcp import Era, McpClient, McpError, SessionKeeper, era_from_hint
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
@@ -289,7 +291,7 @@ class _Leased:
                     bearer=lease.secret,
                     deadline_s=self._calls._config.call_timeout_s,
                     tool=tool.tool,
-                    era_hint=self._calls.eras.get(server.url),
+                    era_hint=self._calls.eras.get(server.url) or era_from_hint(server.era),
                     scope=str(view.tenant_id),
                     reuse=f"{view.deployment_id}/{view.agent_id}/{server.server_id}",
                 )

@@ -87,9 +87,7 @@ class Syncer:
                     f"{unreachable}; and the cached bundle is {age:.0f} s old, past --max-stale "
                     f"{self._config.max_stale_s:g} s"
                 ) from None
-            self._adopt(
-                parse_bundle(self._config.tenant, cached.body, cached.etag), cached.confirmed_at
-            )
+            self._adopt(parse_bundle(cached.body, cached.etag), cached.confirmed_at)
             self._failing = True
             log.warning("sidecar: %s; serving the cached bundle (%.0f s old)", unreachable, age)
 
@@ -122,13 +120,13 @@ class Syncer:
         if fetched.status == 304:
             if self._bundle is None:
                 assert cached is not None  # noqa: S101 - a 304 answers only a sent ETag
-                self._adopt(parse_bundle(self._config.tenant, cached.body, cached.etag), now)
+                self._adopt(parse_bundle(cached.body, cached.etag), now)
             self._confirmed_at = now
             assert self._bundle is not None  # noqa: S101
             self._cache.store(CachedBundle(self._bundle.body, self._bundle.etag, now))
             return
         assert fetched.body is not None  # noqa: S101 - a 200 has a body
-        bundle = parse_bundle(self._config.tenant, fetched.body, fetched.etag)
+        bundle = parse_bundle(fetched.body, fetched.etag)
         before = self._bundle.listing_key() if self._bundle is not None else None
         self._adopt(bundle, now)
         self._cache.store(CachedBundle(bundle.body, bundle.etag, now))

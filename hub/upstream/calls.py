@@ -18,20 +18,13 @@ from collections.abc import Mapping
 
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
-from hub.mcp import CallResult, DiscoveryResult, Era
+from hub.mcp import CallResult, DiscoveryResult, era_from_hint
 from hub.mcp.wire import Json
 from hub.upstream.context import UpstreamContext
 from hub.upstream.target import Target
 from hub.upstream.tokens import with_fresh_credential
 
-__all__ = ["call_tool", "discover", "era_from_hint"]
-
-
-def era_from_hint(era_hint: str | None) -> Era | None:
-    """The remembered era of a server row or origin (``None`` when never discovered)."""
-    if era_hint == "modern":
-        return "modern"
-    return "legacy" if era_hint else None
+__all__ = ["call_tool", "discover"]
 
 
 async def discover(

@@ -39,7 +39,8 @@ async def _platform_admin_makes_a_tenant(s: Session) -> None:
     # the key through a pipe: read as is, no prompt, no "may be echoed" warning
     login = await s.hub.ok("login", "--url", s.hub.url, stdin=s.hub.platform_key + "\n")
     assert "platform admin" in login.stdout
-    assert "API key" not in login.stderr and "echo" not in login.stderr, login.stderr
+    assert "API key" not in login.stderr, login.stderr
+    assert "echo" not in login.stderr, login.stderr
     tenant = (await s.hub.ok("tenants", "create", "acme", "--name", "Acme", "--json")).json()
     assert tenant["slug"] == "acme"
     await s.hub.ok("tenants", "use", "acme")

@@ -143,8 +143,10 @@ async def test_bundle_has_a_quoted_etag(bundled: Bundled) -> None:
     assert bundled.etag.startswith('"')
 
 
-async def test_bundle_names_its_deployment(bundled: Bundled) -> None:
-    assert bundled.first.json()["data"]["deployment_id"] == bundled.deployment["id"]
+async def test_bundle_names_its_deployment_and_tenant(bundled: Bundled) -> None:
+    data = bundled.first.json()["data"]
+    assert data["deployment_id"] == bundled.deployment["id"]
+    assert data["tenant_id"] == str(bundled.world.team.tenant_id)
 
 
 async def test_bundle_server_has_its_handle_and_no_credential(bundled: Bundled) -> None:

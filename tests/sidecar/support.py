@@ -129,6 +129,7 @@ class Sidecar:
     workdir: Path
     extra: tuple[str, ...] = ()
     hub_url: str | None = None  # another way to the hub (a recording or hostile front)
+    tenant: str | None = None  # how --tenant names it (default: the tenant's id)
 
     @property
     def cache_dir(self) -> Path:
@@ -144,7 +145,7 @@ class Sidecar:
             "--hub",
             self.hub_url or self.hub.url,
             "--tenant",
-            str(self.deployed.setup.tenant_id),
+            self.tenant or str(self.deployed.setup.tenant_id),
             "--deployment",
             self.deployed.deployment_id,
             "--cache-dir",

@@ -157,8 +157,8 @@ async def test_direct_mode_keeps_a_handshake_upstreams_session_between_calls(
                 done = await mcp.call_tool("docs__echo", {"n": n})
                 assert not done.is_error, done
     methods = [r.rpc_method or r.http_method for r in peer.requests[seen:]]
-    # the sidecar's first call probes the era (refused), then one session for all three calls
-    opening = ["server/discover", "initialize", "notifications/initialized"]
+    # the bundle names the era the hub found (no probe), then one session for all three calls
+    opening = ["initialize", "notifications/initialized"]
     assert methods == [*opening, *["tools/call"] * 3]
-    assert len({r.headers["mcp-session-id"] for r in peer.requests[seen:][2:]}) == 1
+    assert len({r.headers["mcp-session-id"] for r in peer.requests[seen:][1:]}) == 1
     assert {r.headers["authorization"] for r in peer.requests[seen:]} == {f"Bearer {CANARY}"}

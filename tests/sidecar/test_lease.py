@@ -77,10 +77,16 @@ async def test_the_sidecar_leases_its_direct_credential(
     assert CANARY not in str(rows[0].details)
 
 
-async def test_the_bundle_names_the_url_of_the_direct_entry_only(
+async def test_the_bundle_names_the_url_and_era_of_the_direct_entry_only(
     client: httpx2.AsyncClient, world: DirectDeployed
 ) -> None:
+    """The era is the server row's (what the hub last reached it in), so the sidecar's first
+    call does not probe for it."""
     deployed = world.deployed
+    row = await client.get(
+        deployed.setup.url("servers", "docs"), headers=deployed.setup.admin.headers
+    )
+    assert row.json()["data"]["era"] in ("modern", "legacy")
     bundle = await client.get(
         deployed.setup.url("deployments", deployed.deployment_id, "bundle"),
         headers=deployed.agent.headers,
@@ -88,8 +94,10 @@ async def test_the_bundle_names_the_url_of_the_direct_entry_only(
     servers = {s["handle"]: s for s in bundle.json()["data"]["servers"]}
     assert servers["docs"]["mode"] == "direct"
     assert servers["docs"]["url"].startswith("http://127.0.0.1:")
+    assert servers["docs"]["era"] == row.json()["data"]["era"]
     assert servers["wiki"]["mode"] == "relay"
     assert servers["wiki"]["url"] is None
+    assert servers["wiki"]["era"] is None
     assert CANARY not in bundle.text
 
 

@@ -73,6 +73,24 @@ async def test_bad_key_and_unknown_deployment(tmp_path: Path, sdk_peer: SdkPeerS
             deployment=deployed.deployment_id,
         )
         _one_line(other_tenant, "unknown", "404")
+        unknown_slug = run_sidecar(
+            tmp_path,
+            "--stdio",
+            key=deployed.agent.key,
+            hub=hub.url,
+            tenant="no-such-tenant",
+            deployment=deployed.deployment_id,
+        )
+        _one_line(unknown_slug, "unknown", "404")
+        not_a_name = run_sidecar(
+            tmp_path,
+            "--stdio",
+            key=deployed.agent.key,
+            hub=hub.url,
+            tenant="Not_A_Slug",
+            deployment=deployed.deployment_id,
+        )
+        _one_line(not_a_name, "--tenant", "not a tenant id or slug")
 
 
 @pytest.mark.parametrize("max_stale", ["0"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.gateway.support import Upstream
@@ -31,3 +32,21 @@ async def test_stdio_sidecar_lists_and_calls_through_the_hub(
             assert done.is_error is False
             assert json.loads(done.content[0].text) == {"text": "hello"}  # type: ignore[union-attr]
             assert mcp.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+
+
+async def test_the_tenant_may_be_named_by_its_slug(
+    tmp_path: Path, sdk_peer: SdkPeerStarter
+) -> None:
+    """``--tenant acme`` as everywhere else in the hub; the bundle names the tenant's id."""
+    peer = await sdk_peer("stateless-json")
+    with live_hub(tmp_path) as hub:
+        deployed = await deploy_on(hub, [Upstream("docs", peer.url, allow_without_ask=["echo"])])
+        async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
+            me = await http.get("/whoami", headers=deployed.headers)
+        slug = me.json()["data"]["tenant_slug"]
+        sidecar = Sidecar(hub, deployed, tmp_path, tenant=slug)
+        async with stdio_sidecar(sidecar) as mcp:
+            assert "docs__echo" in {t.name for t in (await mcp.list_tools()).tools}
+            done = await mcp.call_tool("docs__echo", {"text": "by slug"})
+            assert done.is_error is False
+            assert json.loads(done.content[0].text) == {"text": "by slug"}  # type: ignore[union-attr]

@@ -31,10 +31,9 @@ from hub.egress import EgressError
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
 from hub.gateway.engine.redaction import Redactor
-from hub.mcp import McpError
+from hub.mcp import McpError, era_from_hint
 from hub.mcp.wire import HEADER_MISMATCH
 from hub.upstream import Target, UpstreamContext, resolve_keyless, resolve_target
-from hub.upstream.calls import era_from_hint
 from hub.upstream.tokens import InsufficientScope, TokenUnavailable, with_fresh_credential
 
 __all__ = ["HubUpstream", "Relist"]
