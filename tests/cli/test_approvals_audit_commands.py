@@ -89,10 +89,16 @@ async def test_approvals_show_approve_and_deny_on_a_live_hub(tmp_path: Path) -> 
         approval = _pending_approval(hub, "acme")
         shown = await hub.ok("approvals", "show", approval, "--profile", "owner")
         assert '"id": "42"' in shown.stdout
+        assert ["AGENT", "bot"] in [line.split() for line in shown.stdout.splitlines()]
+        pending = await hub.ok("approvals", "list", "--profile", "owner")
+        [row] = [line.split() for line in pending.stdout.splitlines() if approval in line]
+        assert row[3] == "bot"  # the agent by name, not its id
         decided = await hub.ok(
             "approvals", "approve", approval, "--note", "ok", "--json", "--profile", "owner"
         )
         assert decided.json()["status"] == "approved"
+        shown = await hub.ok("approvals", "show", approval, "--profile", "owner")
+        assert ["DECIDED", "BY", "owner"] in [line.split() for line in shown.stdout.splitlines()]
         listed = await hub.ok(
             "approvals",
             "list",
@@ -114,6 +120,10 @@ async def test_approvals_show_approve_and_deny_on_a_live_hub(tmp_path: Path) -> 
 async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:
         await _tenant_admin(hub)
+        await hub.ok("principals", "create", "dee", "--role", "deployer", "--profile", "owner")
         tail = await hub.ok("audit", "tail", "--json", "--profile", "owner")
         assert any(row["action"] == "principal.create" for row in tail.json())
+        table = await hub.ok("audit", "tail", "--profile", "owner")
+        rows = [line.split() for line in table.stdout.splitlines()]
+        assert ["owner", "principal.create"] in [row[2:4] for row in rows], rows  # by name
         await hub.ok("audit", "verify", "--profile", "owner")

@@ -129,14 +129,10 @@ async def _credential_server_and_snapshots(s: Session) -> None:
     table = await s.hub.ok("catalogs", "diff", "peer", *dee)
     assert "version 1 → 2" in table.stdout
     assert "Echoes, loudly." in table.stdout
-    assert_headers(
-        await s.hub.ok("catalogs", "list", "peer", *dee),
-        "VERSION",
-        "SHA256",
-        "PROTOCOL",
-        "DISCOVERED",
-        "BY",
-    )
+    listed = await s.hub.ok("catalogs", "list", "peer", *dee)
+    assert_headers(listed, "VERSION", "SHA256", "PROTOCOL", "DISCOVERED", "BY")
+    rows = [line.split() for line in listed.stdout.splitlines()[2:] if line.strip()]
+    assert [row[-1] for row in rows] == ["dee", "dee"]  # who snapshotted: by name, not id
 
 
 async def _deployment_grants_and_the_agent(s: Session) -> None:

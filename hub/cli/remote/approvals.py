@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,24 +27,30 @@ ApprovalArg = Annotated[str, typer.Argument(metavar="APPROVAL", help="The approv
 NoteOpt = Annotated[
     str | None, typer.Option("--note", help="Why (kept with the decision and audited).")
 ]
-COLUMNS = [
-    Column.of("ID", "id"),
-    Column.of("STATUS", "status"),
-    Column.of("TOOL", "grant_key", 50),
-    Column.of("AGENT", "agent_id"),
-    Column.time("REQUESTED", "requested_at"),
-    Column.time("EXPIRES", "expires_at"),
-]
-DETAIL = [
-    *COLUMNS,
-    Column.of("DEPLOYMENT", "deployment_id"),
-    Column.of("CATALOG", "catalog_version"),
-    Column.of("ARGUMENTS SHA256", "arguments_sha256"),
-    Column.of("DECIDED BY", "decided_by"),
-    Column.time("DECIDED", "decided_at"),
-    Column.of("NOTE", "note"),
-    Column.of("DRIFT", "drift"),
-]
+
+
+def _columns(names: dict[Any, Any]) -> list[Column]:
+    return [
+        Column.of("ID", "id"),
+        Column.of("STATUS", "status"),
+        Column.of("TOOL", "grant_key", 50),
+        Column.named("AGENT", "agent_id", names),
+        Column.time("REQUESTED", "requested_at"),
+        Column.time("EXPIRES", "expires_at"),
+    ]
+
+
+def _detail(names: dict[Any, Any]) -> list[Column]:
+    return [
+        *_columns(names),
+        Column.of("DEPLOYMENT", "deployment_id"),
+        Column.of("CATALOG", "catalog_version"),
+        Column.of("ARGUMENTS SHA256", "arguments_sha256"),
+        Column.named("DECIDED BY", "decided_by", names),
+        Column.time("DECIDED", "decided_at"),
+        Column.of("NOTE", "note"),
+        Column.of("DRIFT", "drift"),
+    ]
 
 
 class Status(StrEnum):
@@ -76,7 +82,7 @@ def list_approvals(
             deployment_id=resolve.deployment(r, deployment)["id"] if deployment else None,
             agent_id=resolve.principal(r, agent)["id"] if agent else None,
         )
-        r.out.table(items, COLUMNS)
+        r.out.table(items, _columns(resolve.names(r, "principals")))
 
 
 @approvals_app.command("show")
@@ -92,7 +98,7 @@ def show_approval(
         if r.out.as_json:
             r.out.json(found)
             return
-        r.out.record(found, DETAIL)
+        r.out.record(found, _detail(resolve.names(r, "principals")))
         arguments = found.get("arguments")
         if arguments is None:
             typer.echo("arguments: unreadable (their encryption key has left the hub's keyring)")

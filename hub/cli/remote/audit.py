@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from hub.cli.audit import verify_local
+from hub.cli.remote import resolve
 from hub.cli.remote.client import PAGE_LIMIT
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, progress
@@ -26,14 +27,16 @@ __all__ = ["audit_app"]
 
 audit_app = typer.Typer(no_args_is_help=True, help="The audit trail.")
 
-COLUMNS = [
-    Column.time("AT", "at"),
-    Column.of("ACTOR", "actor_id"),
-    Column.of("ACTION", "action"),
-    Column.of("RESOURCE", "resource", 60),
-    Column.of("OUTCOME", "outcome"),
-    Column.of("REQUEST", "request_id"),
-]
+
+def _columns(names: dict[Any, Any]) -> list[Column]:
+    return [
+        Column.time("AT", "at"),
+        Column.named("ACTOR", "actor_id", names),
+        Column.of("ACTION", "action"),
+        Column.of("RESOURCE", "resource", 60),
+        Column.of("OUTCOME", "outcome"),
+        Column.of("REQUEST", "request_id"),
+    ]
 
 
 def _walk(r: Remote, last: int) -> tuple[list[dict[str, Any]], str | None]:
@@ -72,7 +75,8 @@ def tail(
     """Print the newest audit rows (and, with --follow, new ones as they come)."""
     with remote(profile, as_json, tenant) as r:
         rows, cursor = _walk(r, lines)
-        r.out.table(rows, COLUMNS)
+        columns = _columns(resolve.names(r, "principals"))
+        r.out.table(rows, columns)
         shown = {row.get("id") for row in rows}
         while follow:
             time.sleep(interval)
@@ -80,7 +84,7 @@ def tail(
             body = r.client.request("GET", r.path("audit"), params=params).json()
             fresh = [row for row in body.get("data") or [] if row.get("id") not in shown]
             if fresh:
-                r.out.table(fresh, COLUMNS)
+                r.out.table(fresh, columns)
                 shown.update(row.get("id") for row in fresh)
             if body.get("next_cursor"):
                 cursor = body["next_cursor"]

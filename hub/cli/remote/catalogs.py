@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from hub.cli.remote import resolve
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, fail, progress
 from hub.cli.remote.profiles import DEFAULT_PROFILE
@@ -16,13 +17,18 @@ __all__ = ["catalogs_app"]
 catalogs_app = typer.Typer(no_args_is_help=True, help="Catalog snapshots and their diffs.")
 
 HandleArg = Annotated[str, typer.Argument(metavar="HANDLE", help="The server's handle.")]
-SUMMARY = [
-    Column.of("VERSION", "version"),
-    Column("SHA256", lambda c: str(c.get("sha256", ""))[:12]),
-    Column.of("PROTOCOL", "protocol_version"),
-    Column.time("DISCOVERED", "discovered_at"),
-    Column.of("BY", "discovered_by"),
-]
+
+
+def _summary(names: dict[Any, Any]) -> list[Column]:
+    return [
+        Column.of("VERSION", "version"),
+        Column("SHA256", lambda c: str(c.get("sha256", ""))[:12]),
+        Column.of("PROTOCOL", "protocol_version"),
+        Column.time("DISCOVERED", "discovered_at"),
+        Column.named("BY", "discovered_by", names),
+    ]
+
+
 TOOLS = [
     Column.of("TOOL", "name", 40),
     Column("DESCRIPTION", lambda t: str(t.get("description") or "").partition("\n")[0], 60),
@@ -82,7 +88,8 @@ def list_catalogs(
 ) -> None:
     """List a server's catalog versions."""
     with remote(profile, as_json, tenant) as r:
-        r.out.table(r.client.list_all(r.path("servers", handle, "catalogs")), SUMMARY)
+        catalogs = r.client.list_all(r.path("servers", handle, "catalogs"))
+        r.out.table(catalogs, _summary(resolve.names(r, "principals")))
 
 
 @catalogs_app.command("show")
@@ -101,7 +108,7 @@ def show_catalog(
         if r.out.as_json:
             r.out.json(found)
             return
-        r.out.record(found, SUMMARY)
+        r.out.record(found, _summary(resolve.names(r, "principals")))
         r.out.table(found.get("tools") or [], TOOLS)
 
 

@@ -40,7 +40,7 @@ def _columns(r: Remote) -> list[Column]:
     return [
         Column.of("ID", "id"),
         Column.of("NAME", "name", 40),
-        Column("AGENT", lambda d: names.get(d["agent_id"], d["agent_id"])),
+        Column.named("AGENT", "agent_id", names),
         Column("SERVERS", _servers, 60),
         Column.time("UPDATED", "updated_at"),
     ]

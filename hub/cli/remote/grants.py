@@ -103,12 +103,7 @@ def list_grants(
     with remote(profile, as_json, tenant) as r:
         principal_id = resolve.principal(r, principal)["id"] if principal else None
         grants = r.client.list_all(r.path("grants"), principal_id=principal_id)
-        names = (
-            {}
-            if r.out.as_json
-            else {p["id"]: p["name"] for p in r.client.list_all(r.path("principals"))}
-        )
-        who = Column("PRINCIPAL", lambda g: names.get(g["principal_id"], g["principal_id"]))
+        who = Column.named("PRINCIPAL", "principal_id", resolve.names(r, "principals"))
         r.out.table(grants, [COLUMNS[0], who, *COLUMNS[1:]])
 
 

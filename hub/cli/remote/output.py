@@ -79,6 +79,11 @@ class Column:
     def time(cls, header: str, key: str) -> Column:
         return cls(header, lambda row: when(row.get(key)))
 
+    @classmethod
+    def named(cls, header: str, key: str, names: dict[Any, Any]) -> Column:
+        """A principal's (or credential's) id shown as its name, the id when it has none."""
+        return cls(header, lambda row: names.get(row.get(key), row.get(key)))
+
 
 #: the width a table is laid out in when it goes to a pipe or a file and ``COLUMNS`` is unset:
 #: wide enough that no row folds, so each row stays one line for ``grep``, ``awk`` and ``cut``
