@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,19 @@ from bench import catalog, discover, gateway, policy, rest, sidecar
 from bench._peer import start_sdk_peer
 from bench._serving import hub_env, served
 from hub.core.migrations import upgrade
+
+
+@contextmanager
+def _peer(tmp_path: Path, mode: str = "stateless-json", *, legacy: bool = False) -> Iterator[str]:
+    """The benches' SDK peer serving the gateway bench's tools; its URL."""
+    process, url = start_sdk_peer(
+        tmp_path, gateway.TOOLS, mode=mode, page_size=50, legacy_only=legacy
+    )
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def test_the_catalog_bench_snapshots_and_bundles_every_tool() -> None:
@@ -77,18 +92,10 @@ def test_the_gateway_bench_calls_through_the_hub_allowed_and_approved(
     monkeypatch.setattr(gateway, "ASK_ROUNDS", 2)
     monkeypatch.setattr(gateway, "CLIENTS", 2)
     monkeypatch.setattr(gateway, "THROUGHPUT_SECONDS", 0.3)
-    peer, peer_url = start_sdk_peer(tmp_path, gateway.TOOLS, mode="stateless-json", page_size=50)
-    old, legacy_url = start_sdk_peer(
-        tmp_path, gateway.TOOLS, mode="json", page_size=50, legacy_only=True
-    )
-    try:
+    with _peer(tmp_path) as peer_url, _peer(tmp_path, mode="json", legacy=True) as legacy_url:
         db_url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
         upgrade(db_url)
         gateway.backend("SQLite (file)", db_url, tmp_path, peer_url, legacy_url)
-    finally:
-        for process in (peer, old):
-            process.terminate()
-            process.wait(timeout=10)
     printed = capsys.readouterr().out
     for era in gateway.ERAS:
         assert f"{era:<11} {'allow':<{gateway.CASE}} hub " in printed
@@ -105,18 +112,14 @@ def test_the_gateway_bench_measures_the_protocol_layer_and_the_floor(
     call that comes back an error raises)."""
     monkeypatch.setattr(gateway, "WARMUP", 1)
     monkeypatch.setattr(gateway, "ROUNDS", 3)
-    peer, peer_url = start_sdk_peer(tmp_path, gateway.TOOLS, mode="stateless-json", page_size=50)
     env = hub_env("", tmp_path)
-    try:
+    with _peer(tmp_path) as peer_url:
         echo = [sys.executable, "-m", "bench._echo_dispatcher"]
         with served(echo, env, tmp_path / "echo.log") as port:
             asyncio.run(gateway.bench_protocol(f"http://127.0.0.1:{port}/mcp", peer_url))
         forward = [sys.executable, "-m", "bench._forward", "--upstream", peer_url]
         with served(forward, env, tmp_path / "forward.log") as port:
             asyncio.run(gateway.bench_floor(port, peer_url))
-    finally:
-        peer.terminate()
-        peer.wait(timeout=10)
     printed = capsys.readouterr().out
     for era in gateway.ERAS:
         assert f"{era:<11} {'echo':<{gateway.CASE}} hub's " in printed

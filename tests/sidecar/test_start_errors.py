@@ -64,33 +64,21 @@ async def test_bad_key_and_unknown_deployment(tmp_path: Path, sdk_peer: SdkPeerS
             deployment=str(uuid.uuid4()),
         )
         _one_line(unknown, "unknown", "403")
-        other_tenant = run_sidecar(
-            tmp_path,
-            "--stdio",
-            key=deployed.agent.key,
-            hub=hub.url,
-            tenant=str(uuid.uuid4()),
-            deployment=deployed.deployment_id,
-        )
-        _one_line(other_tenant, "unknown", "404")
-        unknown_slug = run_sidecar(
-            tmp_path,
-            "--stdio",
-            key=deployed.agent.key,
-            hub=hub.url,
-            tenant="no-such-tenant",
-            deployment=deployed.deployment_id,
-        )
-        _one_line(unknown_slug, "unknown", "404")
-        not_a_name = run_sidecar(
-            tmp_path,
-            "--stdio",
-            key=deployed.agent.key,
-            hub=hub.url,
-            tenant="Not_A_Slug",
-            deployment=deployed.deployment_id,
-        )
-        _one_line(not_a_name, "--tenant", "not a tenant id or slug")
+        # another tenant's id, a slug naming no tenant, and a --tenant that is neither
+        for other, needles in [
+            (str(uuid.uuid4()), ("unknown", "404")),
+            ("no-such-tenant", ("unknown", "404")),
+            ("Not_A_Slug", ("--tenant", "not a tenant id or slug")),
+        ]:
+            refused = run_sidecar(
+                tmp_path,
+                "--stdio",
+                key=deployed.agent.key,
+                hub=hub.url,
+                tenant=other,
+                deployment=deployed.deployment_id,
+            )
+            _one_line(refused, *needles)
 
 
 @pytest.mark.parametrize("max_stale", ["0"])
