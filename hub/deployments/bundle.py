@@ -28,6 +28,7 @@ from hub.core.tenancy import TenantId
 from hub.deployments.schemas import BundleRead, BundleServer, BundleTool
 from hub.deployments.service import ResolvedEntry
 from hub.deployments.wirenames import assign_wire_names, grant_key
+from hub.mcp import era_from_hint
 from hub.models import Deployment
 
 __all__ = ["BundleDecisions", "ToolDecisions", "build_bundle", "etag_matches", "render"]
@@ -80,10 +81,6 @@ def _tools(
     return tools
 
 
-def _era(era: str | None) -> Literal["modern", "legacy"] | None:
-    return "modern" if era == "modern" else "legacy" if era == "legacy" else None
-
-
 def build_bundle(
     deployment: Deployment, entries: Sequence[ResolvedEntry], decisions: ToolDecisions
 ) -> BundleRead:
@@ -100,7 +97,7 @@ def build_bundle(
                 handle=e.server.handle,
                 mode="direct" if direct else "relay",
                 url=e.server.url if direct else None,
-                era=_era(e.server.era) if direct else None,
+                era=era_from_hint(e.server.era) if direct else None,
                 credential_id=e.server.credential_id,
                 catalog_version=e.catalog.version,
                 catalog_sha256=e.catalog.sha256,

@@ -5,11 +5,10 @@ one authentication for the whole HTTP request (a batch included): none or invali
 ``WWW-Authenticate: Bearer`` and JSON-RPC ``40100``; the body must be JSON (400 ``-32700``);
 another tenant (``{t}`` is an id or a slug) or an unknown deployment → 404 (``40400``); a
 caller that is not the deployment's agent — the platform admin and tenant admins included — →
-403 with ``40300``. Then the request
-is classified by era and dispatched (:mod:`hub.mcp.server`) to the deployment's
-:class:`~hub.gateway.host.GatewayHost`. The calls' audit rows go to the replica's
-:class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent. Stateless in
-both eras: GET and DELETE are 405.
+403 with ``40300``. Then the request is classified by era and dispatched (:mod:`hub.mcp.server`)
+to the deployment's :class:`~hub.gateway.host.GatewayHost`. The calls' audit rows go to the
+replica's :class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent.
+Stateless in both eras: GET and DELETE are 405.
 """
 
 from __future__ import annotations
