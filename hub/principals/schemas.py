@@ -84,13 +84,17 @@ class KeyCreated(BaseModel):
 
 
 class OwnDeployment(BaseModel):
-    """A deployment whose agent is the caller; its MCP endpoint is
-    ``/tenants/{tenant_id}/deployments/{id}/mcp`` (DESIGN §10.4)."""
+    """A deployment whose agent is the caller, and the path of its MCP endpoint (DESIGN §10.4)."""
 
     model_config = ConfigDict(from_attributes=True)
 
     id: uuid.UUID
     name: str | None
+    mcp_path: str = Field(
+        description="Its MCP endpoint, /tenants/{tenant_id}/deployments/{id}/mcp, on this hub: "
+        "the URL the agent's MCP client is given (by the tenant's id, which a slug rename "
+        "does not change)"
+    )
     created_at: datetime
     updated_at: datetime
 

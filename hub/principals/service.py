@@ -153,7 +153,16 @@ async def whoami(session: AsyncSession, caller: Caller) -> WhoAmI:
             rows = await repository.deployments_of_agent(
                 session, caller.tenant_id, caller.principal_id
             )
-            deployments = [OwnDeployment.model_validate(row) for row in rows]
+            deployments = [
+                OwnDeployment(
+                    id=row.id,
+                    name=row.name,
+                    mcp_path=f"/tenants/{caller.tenant_id.value}/deployments/{row.id}/mcp",
+                    created_at=row.created_at,
+                    updated_at=row.updated_at,
+                )
+                for row in rows
+            ]
     if principal is None:  # deleted between authentication and now
         raise Unauthorized()
     return WhoAmI(

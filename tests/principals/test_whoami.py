@@ -32,5 +32,11 @@ async def test_an_agent_sees_its_own_deployments_only(
         (made[1]["id"], "two"),
     ]
     assert me["tenant_slug"]
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    for own in me["deployments"]:  # the path is the deployment's own endpoint, ready to use
+        assert own["mcp_path"] == setup.url("deployments", own["id"], "mcp")
+        answer = await client.post(own["mcp_path"], json=listing, headers=agents[0].headers)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"]["tools"] == []
     admin = (await client.get("/whoami", headers=headers)).json()["data"]
     assert admin["deployments"] == []  # only an agent is a deployment's agent

@@ -146,5 +146,10 @@ def whoami(profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False) -> N
             )
         if me.get("deployments"):
             r.out.table(
-                me["deployments"], [Column.of("DEPLOYMENT", "id"), Column.of("NAME", "name")]
+                me["deployments"],
+                [
+                    Column.of("DEPLOYMENT", "id"),
+                    Column.of("NAME", "name"),
+                    Column.of("MCP", "mcp_path"),
+                ],
             )
