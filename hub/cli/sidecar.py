@@ -34,7 +34,7 @@ def _die(message: str) -> None:
 def sidecar(
     hub: Annotated[str, typer.Option("--hub", help="The hub's base URL (https unless loopback).")],
     tenant: Annotated[str, typer.Option("--tenant", help="Tenant id or slug.")],
-    deployment: Annotated[str, typer.Option("--deployment", help="Deployment id.")],
+    deployment: Annotated[str, typer.Option("--deployment", help="Deployment id or name.")],
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Serve the agent on stdin/stdout.")
     ] = False,

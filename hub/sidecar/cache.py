@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BundleCache", "CachedBundle"]
+__all__ = ["BundleCache", "CachedBundle", "write_private"]
 
 log = logging.getLogger("hub.sidecar")
 
@@ -56,18 +56,22 @@ class BundleCache:
                 "body": cached.body.decode(),
             }
         ).encode()
-        try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as out:
-                out.write(payload)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            log.warning(
-                "sidecar: cannot write the bundle cache %s: %s", self.path, type(exc).__name__
-            )
+        write_private(self.path, payload)
+
+
+def write_private(path: Path, payload: bytes) -> None:
+    """``payload`` at ``path`` (0600, its directory made 0700), written to a private temporary
+    name and renamed over the old file; a failure is a warning (a cache is an optimisation)."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(payload)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        log.warning("sidecar: cannot write the cache file %s: %s", path, type(exc).__name__)

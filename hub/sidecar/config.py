@@ -20,6 +20,7 @@ from hub.sidecar.errors import SidecarError
 __all__ = ["SidecarConfig", "default_cache_dir", "is_loopback_host", "parse_listen"]
 
 Mode = Literal["relay", "direct"]
+MAX_DEPLOYMENT_NAME = 200  # as the deployments API allows
 
 
 def is_loopback_host(host: str) -> bool:
@@ -65,11 +66,15 @@ def parse_listen(value: str) -> tuple[str, int]:
     return str(address), int(port)
 
 
-def _id(flag: str, value: str) -> str:
+def _deployment(value: str) -> str:
+    """The deployment's id (canonical), or its name as given, resolved once the sidecar runs
+    (:mod:`hub.sidecar.names`)."""
     try:
         return str(uuid.UUID(value))
     except ValueError:
-        raise SidecarError(f"{flag} {value!r}: not an id") from None
+        if value.strip() and len(value) <= MAX_DEPLOYMENT_NAME and value.isprintable():
+            return value
+        raise SidecarError(f"--deployment {value!r}: not a deployment id or name") from None
 
 
 def _tenant(value: str) -> str:
@@ -86,7 +91,7 @@ def _tenant(value: str) -> str:
 class SidecarConfig:
     hub: str
     tenant: str
-    deployment: str
+    deployment: str  # an id once :func:`hub.sidecar.names.resolved` has run
     agent_key: str
     mode: Mode = "relay"
     sync_interval_s: float = 30.0
@@ -131,7 +136,7 @@ class SidecarConfig:
         return cls(
             hub=check_hub_url(hub),
             tenant=_tenant(tenant),
-            deployment=_id("--deployment", deployment),
+            deployment=_deployment(deployment),
             agent_key=agent_key,
             mode=mode,  # type: ignore[arg-type]
             sync_interval_s=sync_interval_s,

@@ -175,15 +175,30 @@ class HubClient:
             raise HubUnreachable(f"{self._config.hub} answered the call with no JSON-RPC object")
         return answer
 
+    async def get(self, path: str) -> dict[str, Any]:
+        """``data`` of a REST read, bounded as a bundle read is, refused and checked as
+        :meth:`post`'s answers are."""
+        return await self._rest("GET", path, None, BUNDLE_DEADLINE_S)
+
     async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """``data`` of a REST answer; :class:`HubRefused` (one line, the hub's message) for a
         4xx, :class:`HubUnreachable` for anything else that is not the hub's JSON."""
+        return await self._rest(
+            "POST", path, json.dumps(body).encode(), self._config.call_timeout_s
+        )
+
+    async def _rest(
+        self, method: str, path: str, body: bytes | None, deadline_s: float
+    ) -> dict[str, Any]:
+        headers = {"accept": "application/json"}
+        if body is not None:
+            headers["content-type"] = "application/json"
         response, raw = await self._exchange(
-            "POST",
+            method,
             path,
-            headers={"content-type": "application/json", "accept": "application/json"},
-            body=json.dumps(body).encode(),
-            deadline_s=self._config.call_timeout_s,
+            headers=headers,
+            body=body,
+            deadline_s=deadline_s,
             max_bytes=MAX_ANSWER_BYTES,
         )
         if not _is_json(response):

@@ -22,6 +22,7 @@ from hub.sidecar.config import SidecarConfig
 from hub.sidecar.direct import DirectCalls
 from hub.sidecar.hubclient import HubClient
 from hub.sidecar.listen import LoopbackServer, bind, write_token
+from hub.sidecar.names import resolved
 from hub.sidecar.relay import Relay
 from hub.sidecar.server import SidecarServer
 from hub.sidecar.stdio import serving_stdio
@@ -52,6 +53,7 @@ async def _on_signals(scope: anyio.CancelScope, stop: list[LoopbackServer]) -> N
 
 
 async def run_sidecar(config: SidecarConfig, serve: Serve) -> None:
+    config = await resolved(config)
     hub = HubClient(config)
     sidecar_hub = HubClient(config, key=config.sidecar_key) if config.sidecar_key else None
     direct: DirectCalls | None = None

@@ -130,6 +130,7 @@ class Sidecar:
     extra: tuple[str, ...] = ()
     hub_url: str | None = None  # another way to the hub (a recording or hostile front)
     tenant: str | None = None  # how --tenant names it (default: the tenant's id)
+    deployment: str | None = None  # how --deployment names it (default: its id)
 
     @property
     def cache_dir(self) -> Path:
@@ -147,7 +148,7 @@ class Sidecar:
             "--tenant",
             self.tenant or str(self.deployed.setup.tenant_id),
             "--deployment",
-            self.deployed.deployment_id,
+            self.deployment or self.deployed.deployment_id,
             "--cache-dir",
             str(self.cache_dir),
             *transport,

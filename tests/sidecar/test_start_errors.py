@@ -6,6 +6,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.gateway.support import Upstream
@@ -79,6 +80,47 @@ async def test_bad_key_and_unknown_deployment(tmp_path: Path, sdk_peer: SdkPeerS
                 deployment=deployed.deployment_id,
             )
             _one_line(refused, *needles)
+
+
+async def test_a_deployment_name_that_is_unknown_ambiguous_or_unresolvable(
+    tmp_path: Path, sdk_peer: SdkPeerStarter
+) -> None:
+    """A name is looked up among the agent's own deployments only: none of that name lists the
+    names it has, two of it ask for the id, and with the hub down a name never resolved here
+    cannot be guessed."""
+    peer = await sdk_peer("stateless-json")
+    with live_hub(tmp_path) as hub:
+        deployed = await deploy_on(hub, [Upstream("docs", peer.url)])
+        admin = deployed.setup.admin.headers
+        async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
+            first = deployed.setup.url("deployments", deployed.deployment_id)
+            assert (await http.patch(first, json={"name": "twin"}, headers=admin)).is_success
+            copy = (await http.get(first, headers=admin)).json()["data"]
+            entries = [
+                {"server": e["server"], "catalog_version": e["catalog_version"]}
+                for e in copy["entries"]
+            ]
+            again = await http.post(
+                deployed.setup.url("deployments"),
+                json={"agent_id": copy["agent_id"], "name": "twin", "entries": entries},
+                headers=admin,
+            )
+            assert again.status_code == 201, again.text
+
+        def by_name(name: str, key: str = deployed.agent.key) -> subprocess.CompletedProcess[str]:
+            tenant = str(deployed.setup.tenant_id)
+            return run_sidecar(
+                tmp_path, "--stdio", key=key, hub=hub.url, tenant=tenant, deployment=name
+            )
+
+        _one_line(by_name("nobody"), "'nobody'", "no deployment of that name", "'twin'")
+        _one_line(by_name("twin"), "2 of this agent's deployments", "give its id")
+        _one_line(by_name("twin", key="hub_" + "x" * 51), "cannot look the name up", "401")
+        hub.stop()
+        _one_line(by_name("twin"), "cannot connect", "never resolved here", "give its id")
+    for blank in (" ", "tab\there"):
+        done = run_sidecar(tmp_path, "--stdio", key="hub_x", deployment=blank)
+        _one_line(done, "--deployment", "not a deployment id or name")
 
 
 @pytest.mark.parametrize("max_stale", ["0"])

@@ -1,0 +1,100 @@
+"""``--deployment NAME``: a deployment named as the agent's own list names it, resolved to its id.
+
+Every other ``hub`` command takes a deployment's name where it is unique (DESIGN §14); the
+sidecar does too. An agent cannot list the tenant's deployments, but ``GET /whoami`` lists the
+ones it is the agent of, and those are the only ones its key can serve, so the name is looked up
+there: exactly one match, else one line saying why (none, naming the agent's deployments, or
+several). The answer is remembered beside the bundle cache (``names-<hash>.json``, 0600, ids
+and names only), so a sidecar started by name while the hub is down still finds the bundle it
+cached; once the hub answers again it is asked afresh at the next start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from hub.sidecar.cache import write_private
+from hub.sidecar.config import SidecarConfig
+from hub.sidecar.errors import HubRefused, HubUnreachable, SidecarError
+from hub.sidecar.hubclient import HubClient
+
+__all__ = ["resolved"]
+
+log = logging.getLogger("hub.sidecar")
+
+
+def _remembered_path(config: SidecarConfig) -> Path:
+    name = hashlib.sha256(f"{config.hub}\n{config.tenant}".encode()).hexdigest()[:32]
+    return config.cache_dir / f"names-{name}.json"
+
+
+def _remembered(config: SidecarConfig) -> dict[str, str]:
+    try:
+        raw = json.loads(_remembered_path(config).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _remember(config: SidecarConfig, name: str, deployment_id: str) -> None:
+    known = _remembered(config)
+    if known.get(name) == deployment_id:
+        return
+    known[name] = deployment_id
+    write_private(_remembered_path(config), json.dumps(known, sort_keys=True).encode())
+
+
+def _one_named(deployments: list[dict[str, Any]], name: str) -> str:
+    matches = [str(d.get("id")) for d in deployments if d.get("name") == name]
+    if len(matches) > 1:
+        raise SidecarError(
+            f"--deployment {name!r}: {len(matches)} of this agent's deployments have that "
+            "name; give its id"
+        )
+    if not matches:
+        named = sorted({str(d["name"]) for d in deployments if d.get("name")})
+        listed = ", ".join(repr(n) for n in named) if named else "none has a name"
+        raise SidecarError(
+            f"--deployment {name!r}: this agent has no deployment of that name ({listed})"
+        )
+    return matches[0]
+
+
+async def resolved(config: SidecarConfig) -> SidecarConfig:
+    """``config`` with ``deployment`` an id: as given, or the agent's deployment of that name."""
+    try:
+        uuid.UUID(config.deployment)
+    except ValueError:
+        pass
+    else:
+        return config
+    name = config.deployment
+    hub = HubClient(config)
+    try:
+        me = await hub.get("/whoami")
+    except HubRefused as exc:
+        raise SidecarError(f"--deployment {name!r}: cannot look the name up: {exc}") from None
+    except HubUnreachable as exc:
+        known = _remembered(config).get(name)
+        if known is None:
+            raise SidecarError(
+                f"{exc}, and the deployment name {name!r} was never resolved here: "
+                "give its id, or start once with the hub up"
+            ) from None
+        log.warning("sidecar: %s; using the id %s last resolved for %r", exc, known, name)
+        return replace(config, deployment=known)
+    finally:
+        await hub.aclose()
+    found = me.get("deployments")
+    deployment_id = _one_named(found if isinstance(found, list) else [], name)
+    _remember(config, name, deployment_id)
+    log.info("sidecar: deployment %r is %s", name, deployment_id)
+    return replace(config, deployment=deployment_id)
