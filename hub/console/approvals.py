@@ -23,11 +23,13 @@ from hub.approvals.deps import ApprovalContextDep
 from hub.approvals.links import console_path
 from hub.approvals.schemas import ApprovalDecision, ApprovalRead
 from hub.approvals.service import ApprovalContext
+from hub.catalogs import service as catalogs
 from hub.console.routing import console_router
 from hub.console.web import TenantConsole, TenantConsoleDep, form_of, redirect, render
-from hub.core.errors import BadRequest
+from hub.core.errors import BadRequest, NotFound
 from hub.core.pagination import PageParams
 from hub.core.paths import parse_id
+from hub.deployments import service as deployments
 from hub.principals.service import principal_label
 
 __all__ = ["router"]
@@ -105,6 +107,29 @@ async def approvals_queue(
     return render(page, page.request, "approvals/_queue.html", names=names, **data)
 
 
+async def _deployment_name(page: TenantConsole, item: ApprovalRead) -> str | None:
+    if not await page.may(f"deployment:{item.deployment_id}", "read"):
+        return None
+    row = await deployments.get_deployment_or_none(
+        page.session, page.access.tenant_id, item.deployment_id
+    )
+    return row.name if row is not None else None
+
+
+async def _pinned_tool(page: TenantConsole, item: ApprovalRead) -> dict[str, Any] | None:
+    """The tool as the call's catalog version holds it (what the upstream says it does), for
+    the person deciding; ``None`` when they may not read the catalog or it is gone."""
+    if not await page.may(f"catalog:{item.server}", "read"):
+        return None
+    try:
+        catalog = await catalogs.get_catalog(
+            page.session, page.access.tenant_id, item.server, item.catalog_version
+        )
+    except NotFound:
+        return None
+    return next((t for t in catalog.tools if t.get("name") == item.tool), None)
+
+
 @router.get("/{a}", name="console.approval")
 async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response:
     await page.require_item("approval", a, "read")
@@ -113,12 +138,17 @@ async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> R
     may_decide = page.caller.kind == "user" and item.agent_id != page.caller.principal_id
     # the service decides; this only spares a person a button that would answer 403
     may_approve = may_decide and await page.may(item.grant_key, "call")
+    tool = await _pinned_tool(page, item)
+    annotations = tool.get("annotations") if tool is not None else None
     return render(
         page,
         page.request,
         "approvals/detail.html",
         item=item,
         names=names,
+        deployment_name=await _deployment_name(page, item),
+        tool=tool,
+        destructive=isinstance(annotations, dict) and annotations.get("destructiveHint") is True,
         may_decide=may_decide,
         may_approve=may_approve,
     )

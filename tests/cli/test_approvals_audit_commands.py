@@ -31,7 +31,9 @@ async def _tenant_admin(hub: LiveHub) -> None:
     await hub.ok("login", "--url", hub.url, "--profile", "owner", HUB_API_KEY=key)
 
 
-def _pending_approval(hub: LiveHub, tenant_slug: str) -> str:
+def _pending_approval(
+    hub: LiveHub, tenant_slug: str, deployment_id: uuid.UUID | None = None
+) -> str:
     """A pending approval row written straight into the hub's database (what the gateway would
     write for an ``ask`` call), with its arguments sealed under the hub's keyring."""
     from hub.approvals.service import approval_aad
@@ -52,7 +54,7 @@ def _pending_approval(hub: LiveHub, tenant_slug: str) -> str:
             insert(Approval).values(
                 id=approval_id,
                 tenant_id=tenant_id,
-                deployment_id=uuid.uuid4(),
+                deployment_id=deployment_id or uuid.uuid4(),
                 agent_id=agent_id,
                 grant_key="tool:peer.delete_record",
                 handle="peer",
@@ -71,6 +73,56 @@ def _pending_approval(hub: LiveHub, tenant_slug: str) -> str:
         )
     engine.dispose()
     return str(approval_id)
+
+
+DELETE_RECORD: dict[str, object] = {
+    "name": "delete_record",
+    "description": "Deletes a record.\u202e",
+    "inputSchema": {"type": "object"},
+    "annotations": {"destructiveHint": True},
+}
+
+
+@pytest.mark.slow
+async def test_approvals_show_names_the_deployment_and_shows_the_pinned_tool(
+    tmp_path: Path,
+) -> None:
+    """What a person needs to decide: the deployment by name, and the tool as the call's
+    catalog version holds it, flagged when it declares itself destructive, escaped."""
+    from hub.core.db import Database
+    from hub.models import Tenant
+    from tests.support.factories import make_catalog, make_server
+
+    with live_hub(tmp_path) as hub:
+        await _tenant_admin(hub)
+        engine = create_engine(f"sqlite:///{hub.workdir / 'hub.db'}")
+        with engine.begin() as conn:
+            tenant_id = conn.execute(select(Tenant.id).where(Tenant.slug == "acme")).scalar_one()
+        engine.dispose()
+        db = Database.from_url(f"sqlite+aiosqlite:///{hub.workdir / 'hub.db'}")
+        try:
+            server_id = await make_server(db, tenant_id, "peer")
+            await make_catalog(db, tenant_id, server_id, [DELETE_RECORD])
+        finally:
+            await db.dispose()
+        made = await hub.ok(
+            "deployments",
+            "create",
+            "bot",
+            "--server",
+            "peer",
+            "--name",
+            "bot-peer",
+            "--json",
+            "--profile",
+            "owner",
+        )
+        approval = _pending_approval(hub, "acme", uuid.UUID(made.json()["id"]))
+        shown = (await hub.ok("approvals", "show", approval, "--profile", "owner")).stdout
+        assert ["DEPLOYMENT", "bot-peer"] in [line.split() for line in shown.splitlines()]
+        assert "the tool, as catalog version 1 holds it; it declares itself destructive:" in shown
+        assert '"description": "Deletes a record.\\u202e"' in shown  # escaped, not acting
+        assert "\u202e" not in shown
 
 
 @pytest.mark.slow

@@ -3,7 +3,9 @@
 Against the approvals API: ``GET /tenants/{t}/approvals`` (filters ``status``, ``deployment_id``,
 ``agent_id``), ``GET …/{a}`` and ``POST …/{a}/decision {"decision": "approve"|"deny", "note"?}``.
 ``show`` prints the exact arguments the call would forward (escaped, so control and bidi
-characters in them are visible instead of acting on the terminal), with their sha256.
+characters in them are visible instead of acting on the terminal), with their sha256, and the
+tool as the call's catalog version holds it (``GET …/servers/{handle}/catalogs/{version}``,
+when the caller may read it), so a person sees what the server says the tool does.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from hub.cli.remote import resolve
+from hub.cli.remote.client import HubFailure
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column
 from hub.cli.remote.profiles import DEFAULT_PROFILE
@@ -40,10 +43,10 @@ def _columns(names: dict[Any, Any]) -> list[Column]:
     ]
 
 
-def _detail(names: dict[Any, Any]) -> list[Column]:
+def _detail(names: dict[Any, Any], deployments: dict[Any, Any]) -> list[Column]:
     return [
         *_columns(names),
-        Column.of("DEPLOYMENT", "deployment_id"),
+        Column.named("DEPLOYMENT", "deployment_id", deployments),
         Column.of("CATALOG", "catalog_version"),
         Column.of("ARGUMENTS SHA256", "arguments_sha256"),
         Column.named("DECIDED BY", "decided_by", names),
@@ -98,13 +101,37 @@ def show_approval(
         if r.out.as_json:
             r.out.json(found)
             return
-        r.out.record(found, _detail(resolve.names(r, "principals")))
+        names = resolve.names(r, "principals")
+        r.out.record(found, _detail(names, resolve.names(r, "deployments")))
         arguments = found.get("arguments")
         if arguments is None:
             typer.echo("arguments: unreadable (their encryption key has left the hub's keyring)")
         else:
             typer.echo("arguments (exactly as they would be forwarded):")
             typer.echo(json.dumps(arguments, indent=2, ensure_ascii=True, sort_keys=True))
+        tool = _pinned_tool(r, found)
+        if tool is not None:
+            annotations = tool.get("annotations")
+            destructive = isinstance(annotations, dict) and annotations.get("destructiveHint")
+            flag = "; it declares itself destructive" if destructive is True else ""
+            typer.echo(f"the tool, as catalog version {found['catalog_version']} holds it{flag}:")
+            typer.echo(json.dumps(tool, indent=2, ensure_ascii=True, sort_keys=True))
+
+
+def _pinned_tool(r: Remote, found: dict[str, Any]) -> dict[str, Any] | None:
+    """The approval's tool in its catalog version; ``None`` when the caller may not read the
+    catalog or it is gone (the rest of the approval is shown all the same)."""
+    path = r.path("servers", found["server"], "catalogs", str(found["catalog_version"]))
+    try:
+        catalog = r.client.get(path)
+    except HubFailure as exc:
+        if exc.status in (403, 404):
+            return None
+        raise
+    tools = catalog.get("tools") if isinstance(catalog, dict) else None
+    return next(
+        (t for t in tools or [] if isinstance(t, dict) and t.get("name") == found["tool"]), None
+    )
 
 
 def _decide(r: Remote, approval: str, decision: str, note: str | None) -> None:

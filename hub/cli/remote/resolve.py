@@ -68,11 +68,13 @@ def key(items: list[Item], ref: str) -> Item:
 
 
 def names(r: Remote, collection: str) -> dict[Any, Any]:
-    """id → name of a tenant's ``principals`` or ``credentials``, for table cells; empty with
-    ``--json`` (ids are the data) or when the caller may not list them (the id is shown then)."""
+    """id → name of a tenant's ``principals``, ``credentials`` or ``deployments``, for table
+    cells; empty with ``--json`` (ids are the data) or when the caller may not list them (the id
+    is shown then, as it is for an object without a name)."""
     if r.out.as_json:
         return {}
     try:
-        return {item["id"]: item["name"] for item in r.client.list_all(r.path(collection))}
+        listed = r.client.list_all(r.path(collection))
+        return {item["id"]: item["name"] for item in listed if item.get("name")}
     except RemoteError:
         return {}
