@@ -177,6 +177,18 @@ async def _deployment_grants_and_the_agent(s: Session) -> None:
     assert (check["effect"], check["grant_id"]) == ("allow", grant["id"])
     asked = await s.hub.ok("grants", "check", "bot", "tool:peer.delete_record", "call", *opal)
     assert "ask" in asked.stdout.split()
+    # the effective decision in the deployment: the ask ceiling, unless allow_without_ask
+    in_deployment = ("--deployment", "bot-peer", *opal)
+    echo = await s.hub.ok("grants", "check", "bot", "tool:peer.echo", "call", *in_deployment)
+    assert ["effect", "allow"] in [line.split() for line in echo.stdout.splitlines()]
+    assert ["reasons", "grant:allow;", "allow_without_ask"] in [
+        line.split() for line in echo.stdout.splitlines()
+    ]
+    add = (
+        await s.hub.ok("grants", "check", "bot", "tool:peer.add", "call", "--json", *in_deployment)
+    ).json()
+    assert (add["effect"], add["grant_effect"]) == ("ask", "allow")
+    assert add["reasons"] == ["grant:allow", "ask_ceiling"]
     listed = await s.hub.ok("grants", "list", "--principal", "bot", *opal)
     assert_headers(
         listed, "ID", "PRINCIPAL", "RESOURCE", "ACTION", "EFFECT", "CONDITIONS", "EXPIRES"

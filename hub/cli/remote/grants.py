@@ -124,6 +124,15 @@ def check_grant(
     principal: PrincipalArg,
     resource: Annotated[str, typer.Argument(metavar="RESOURCE", help="tool:github.search, …")],
     action: ActionArg,
+    deployment: Annotated[
+        str | None,
+        typer.Option(
+            "--deployment",
+            metavar="DEPLOYMENT",
+            help="Name or id: a tool's effective decision there (ask ceiling, destructive "
+            "tools, drift), with the reasons.",
+        ),
+    ] = None,
     tenant: TenantOpt = None,
     profile: ProfileOpt = DEFAULT_PROFILE,
     as_json: JsonOpt = False,
@@ -132,14 +141,22 @@ def check_grant(
     with remote(profile, as_json, tenant) as r:
         found = resolve.principal(r, principal)
         body = {"principal_id": found["id"], "resource": resource, "action": action.value}
+        if deployment is not None:
+            body["deployment_id"] = resolve.deployment(r, deployment)["id"]
         decision = r.client.post(r.path("grants", "check"), body)
+        columns = [
+            Column.of("principal", "principal"),
+            Column.of("resource", "resource"),
+            Column.of("action", "action"),
+            Column.of("effect", "effect"),
+            Column.of("grant", "grant_id"),
+        ]
+        if deployment is not None:
+            columns += [
+                Column.of("grant effect", "grant_effect"),
+                Column("reasons", lambda row: "; ".join(row.get("reasons") or [])),
+            ]
         r.out.record(
             {"principal": found["name"], "resource": resource, "action": action.value, **decision},
-            [
-                Column.of("principal", "principal"),
-                Column.of("resource", "resource"),
-                Column.of("action", "action"),
-                Column.of("effect", "effect"),
-                Column.of("grant", "grant_id"),
-            ],
+            columns,
         )
