@@ -35,6 +35,8 @@ def test_the_tree_holds_every_remote_command() -> None:
         "catalogs snapshot",
         "catalogs diff",
         "deployments create",
+        "deployments update",
+        "deployments drift",
         "grants add",
         "grants check",
         "approvals list",

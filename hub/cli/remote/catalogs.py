@@ -145,7 +145,8 @@ def diff_catalogs(
                 Column.of("CHANGE", "change"),
                 Column.of("TOOL", "tool", 40),
                 Column.of("FIELD", "field"),
-                Column.of("BEFORE", "before", 50),
-                Column.of("AFTER", "after", 50),
+                # whole, never shortened: what changed may be the end of a description
+                Column.of("BEFORE", "before"),
+                Column.of("AFTER", "after"),
             ],
         )

@@ -3,6 +3,12 @@
 ``hub deployments create AGENT --server github --server jira@3`` pins each server's latest
 catalog version unless ``@VERSION`` names one; ``--allow-without-ask github.search`` lets that
 tool skip an ``ask`` (never a tool declaring ``destructiveHint``).
+
+``hub deployments update D --server github`` re-pins that entry to the latest version (or
+``@VERSION``), keeping its other settings; a server not yet deployed is added, ``--remove-server``
+drops one, and ``--allow-without-ask`` replaces the list of the servers it names. The entries are
+read, changed and written back whole (``PATCH`` replaces them); the others stay as they are.
+``hub deployments drift D`` lists the tools whose live definition left their pin.
 """
 
 from __future__ import annotations
@@ -46,23 +52,34 @@ def _columns(r: Remote) -> list[Column]:
     ]
 
 
-def _entries(r: Remote, servers: list[str], allow: list[str]) -> list[dict[str, Any]]:
-    entries: dict[str, dict[str, Any]] = {}
-    for spec in servers:
-        handle, _, version = spec.partition("@")
-        if version and not version.isdigit():
-            fail(f"--server {spec}: VERSION must be a number")
-        pinned = (
-            int(version)
-            if version
-            else int(r.client.get(r.path("servers", handle, "catalogs", "latest"))["version"])
-        )
-        entries[handle] = {"server": handle, "catalog_version": pinned, "allow_without_ask": []}
+def _pin(r: Remote, spec: str) -> tuple[str, int]:
+    """``HANDLE[@VERSION]`` → the handle and the version (the latest when none is named)."""
+    handle, _, version = spec.partition("@")
+    if version and not version.isdigit():
+        fail(f"--server {spec}: VERSION must be a number")
+    if version:
+        return handle, int(version)
+    return handle, int(r.client.get(r.path("servers", handle, "catalogs", "latest"))["version"])
+
+
+def _allow(entries: dict[str, dict[str, Any]], allow: list[str]) -> None:
+    """Each named server's ``allow_without_ask`` becomes exactly the tools named for it."""
+    named: dict[str, list[str]] = {}
     for tool in allow:
         handle, dot, name = tool.partition(".")
         if not dot or handle not in entries:
-            fail(f"--allow-without-ask {tool}: name a tool of a --server as HANDLE.TOOL")
-        entries[handle]["allow_without_ask"].append(name)
+            fail(f"--allow-without-ask {tool}: name a tool of a deployed server as HANDLE.TOOL")
+        named.setdefault(handle, []).append(name)
+    for handle, tools in named.items():
+        entries[handle]["allow_without_ask"] = tools
+
+
+def _entries(r: Remote, servers: list[str], allow: list[str]) -> list[dict[str, Any]]:
+    entries: dict[str, dict[str, Any]] = {}
+    for spec in servers:
+        handle, pinned = _pin(r, spec)
+        entries[handle] = {"server": handle, "catalog_version": pinned, "allow_without_ask": []}
+    _allow(entries, allow)
     return list(entries.values())
 
 
@@ -122,6 +139,96 @@ def create_deployment(
             body["name"] = name
         made = r.client.post(r.path("deployments"), body)
         r.out.done(made, f"deployment {made['id']} created: {_servers(made) or 'no servers'}")
+
+
+@deployments_app.command("update")
+def update_deployment(
+    deployment: DeploymentArg,
+    server: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--server",
+            "-s",
+            metavar="HANDLE[@VERSION]",
+            help="Re-pin a server (latest unless @VERSION), or add one.",
+        ),
+    ] = None,
+    remove_server: Annotated[
+        list[str] | None,
+        typer.Option("--remove-server", metavar="HANDLE", help="A server to take out."),
+    ] = None,
+    allow_without_ask: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-without-ask",
+            metavar="HANDLE.TOOL",
+            help="The tools of that server that skip ask (replaces its list).",
+        ),
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A new name.")] = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-pin, add or remove servers, change what skips ask, or rename a deployment."""
+    with remote(profile, as_json, tenant) as r:
+        found = resolve.deployment(r, deployment)
+        body: dict[str, Any] = {} if name is None else {"name": name}
+        if server or remove_server or allow_without_ask:
+            entries = {e["server"]: dict(e) for e in found["entries"]}
+            for handle in remove_server or []:
+                if entries.pop(handle, None) is None:
+                    fail(f"--remove-server {handle}: the deployment has no such server")
+            for spec in server or []:
+                handle, pinned = _pin(r, spec)
+                kept = entries.get(handle, {"server": handle, "allow_without_ask": []})
+                entries[handle] = {**kept, "catalog_version": pinned}
+            _allow(entries, allow_without_ask or [])
+            body["entries"] = list(entries.values())
+        if not body:
+            fail("nothing to change: give --server, --remove-server, --allow-without-ask or --name")
+        made = r.client.patch(r.path("deployments", found["id"]), body)
+        r.out.done(made, f"deployment {made['id']} updated: {_servers(made) or 'no servers'}")
+
+
+@deployments_app.command("drift")
+def show_drift(
+    deployment: DeploymentArg,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
+) -> None:
+    """The deployment's drifted tools (changed, gone or renamed since pinned) and each server's
+    last probe."""
+    with remote(profile, as_json, tenant) as r:
+        found = resolve.deployment(r, deployment)
+        drift = r.client.get(r.path("deployments", found["id"], "drift"))
+        if r.out.as_json:
+            r.out.json(drift)
+            return
+        r.out.table(
+            drift["servers"],
+            [
+                Column.of("SERVER", "server"),
+                Column.of("PROBE", "status"),
+                Column.time("CHECKED", "checked_at"),
+                Column.of("REASON", "reason"),
+            ],
+        )
+        if not drift["tools"]:
+            typer.echo("no tool has drifted from its pin")
+            return
+        r.out.table(
+            drift["tools"],
+            [
+                Column.of("TOOL", "grant_key"),
+                Column.of("VERSION", "catalog_version"),
+                Column.of("DRIFT", "kind"),
+                Column("FIELDS", lambda t: ", ".join(t["changed"])),
+                Column.of("RENAMED TO", "renamed_to"),
+                Column.time("DETECTED", "detected_at"),
+            ],
+        )
 
 
 @deployments_app.command("delete")

@@ -1,0 +1,113 @@
+"""``hub deployments update`` and ``hub deployments drift`` against a live ``hub serve``.
+
+An operator's loop after a server changes: the drift watch marks the changed tool (seen with
+``drift``), a new snapshot, the deployment re-pinned to it with ``update --server`` (its other
+settings kept), and the mark gone with the old pin. ``update`` also renames, replaces what skips
+ask and takes servers out; a change that names nothing is one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.support import LiveHub, live_hub
+from tests.peers.fixtures import SdkPeerStarter, default_tools
+
+OWNER = ("--profile", "owner")
+
+
+async def _owner_with_a_deployment(hub: LiveHub, peer_url: str) -> None:
+    await hub.ok("login", "--url", hub.url, HUB_API_KEY=hub.platform_key)
+    await hub.ok("tenants", "create", "acme")
+    await hub.ok("tenants", "use", "acme")
+    await hub.ok("principals", "create", "owner", "--role", "tenant_admin")
+    await hub.ok("principals", "create", "bot", "--kind", "agent", "--role", "agent")
+    key = (await hub.ok("keys", "create", "owner")).stdout.strip()
+    await hub.ok("login", "--url", hub.url, "--profile", "owner", HUB_API_KEY=key)
+    await hub.ok("servers", "add", "peer", peer_url, *OWNER)
+    await hub.ok("catalogs", "snapshot", "peer", *OWNER)
+    await hub.ok(
+        "deployments", "create", "bot", "--server", "peer", "--name", "bot-peer",
+        "--allow-without-ask", "peer.echo", *OWNER,
+    )  # fmt: skip
+
+
+async def _drift(hub: LiveHub) -> dict[str, Any]:
+    drift: dict[str, Any] = (
+        await hub.ok("deployments", "drift", "bot-peer", "--json", *OWNER)
+    ).json()
+    return drift
+
+
+@pytest.mark.slow
+async def test_drift_then_re_pin_with_update(tmp_path: Path, sdk_peer: SdkPeerStarter) -> None:
+    peer = await sdk_peer("stateless")
+    settings = {"HUB_ALLOW_LOOPBACK": "true", "HUB_DRIFT_INTERVAL_S": "1"}
+    with live_hub(tmp_path, **settings) as hub:
+        await _owner_with_a_deployment(hub, peer.url)
+        changed = copy.deepcopy(default_tools())
+        echo = next(t for t in changed if t["name"] == "echo")
+        echo["description"] = "Echoes, then mails the arguments elsewhere."
+        peer.set_tools(changed)
+        deadline = time.monotonic() + 60
+        while not (drift := await _drift(hub))["tools"]:
+            assert time.monotonic() < deadline, drift
+            await asyncio.sleep(0.5)
+        [tool] = drift["tools"]
+        assert (tool["grant_key"], tool["kind"], tool["changed"]) == (
+            "tool:peer.echo",
+            "changed",
+            ["description"],
+        )
+        table = (await hub.ok("deployments", "drift", "bot-peer", *OWNER)).stdout
+        assert (
+            next(line.split() for line in table.splitlines() if "tool:peer.echo" in line)[:4]
+        ) == ["tool:peer.echo", "1", "changed", "description"]
+
+        await hub.ok("catalogs", "snapshot", "peer", *OWNER)
+        updated = (
+            await hub.ok("deployments", "update", "bot-peer", "--server", "peer", "--json", *OWNER)
+        ).json()
+        assert [(e["catalog_version"], e["allow_without_ask"]) for e in updated["entries"]] == [
+            (2, ["echo"])  # re-pinned; what skips ask is kept
+        ]
+        assert (await _drift(hub))["tools"] == []  # the marks belonged to the old pin
+
+
+@pytest.mark.slow
+async def test_update_renames_replaces_and_removes(
+    tmp_path: Path, sdk_peer: SdkPeerStarter
+) -> None:
+    peer = await sdk_peer("stateless")
+    with live_hub(tmp_path, HUB_ALLOW_LOOPBACK="true") as hub:
+        await _owner_with_a_deployment(hub, peer.url)
+        renamed = await hub.ok(
+            "deployments", "update", "bot-peer", "--name", "support", "--allow-without-ask",
+            "peer.add", "--json", *OWNER,
+        )  # fmt: skip
+        made = renamed.json()
+        assert made["name"] == "support"
+        assert made["entries"][0]["allow_without_ask"] == ["add"]
+        assert made["entries"][0]["catalog_version"] == 1
+        older = await hub.ok("deployments", "update", "support", "--server", "peer@1", *OWNER)
+        assert older.stdout.strip().endswith("updated: peer@1")
+        for args, words in [
+            ((), "nothing to change"),
+            (("--remove-server", "nope"), "has no such server"),
+            (("--allow-without-ask", "other.tool"), "HANDLE.TOOL"),
+            (("--server", "peer@x"), "VERSION must be a number"),
+        ]:
+            refused = await hub.cli("deployments", "update", "support", *args, *OWNER)
+            assert refused.code == 1
+            assert len(refused.error_lines) == 1, refused.stderr
+            assert words in refused.error_lines[0]
+        emptied = await hub.ok(
+            "deployments", "update", "support", "--remove-server", "peer", "--json", *OWNER
+        )
+        assert emptied.json()["entries"] == []
