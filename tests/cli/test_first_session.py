@@ -207,6 +207,21 @@ async def _deployment_grants_and_the_agent(s: Session) -> None:
     assert "request " in refused.error_lines[0]
 
 
+async def _the_agents_key_is_revoked(s: Session) -> None:
+    owner = ("--profile", "owner")
+    [key] = (await s.hub.ok("keys", "list", "bot", "--json", *owner)).json()
+    unnamed = await s.hub.cli("keys", "delete", key["prefix"], *owner)
+    assert unnamed.code == 1
+    assert unnamed.error_lines == [
+        "hub: whose key? give --principal NAME (or --platform for your own platform keys)"
+    ]
+    revoked = await s.hub.ok("keys", "delete", key["prefix"], "--principal", "bot", *owner)
+    assert revoked.stdout.startswith(f"key {key['prefix']}")
+    refused = await s.hub.cli("whoami", "--profile", "bot")
+    assert refused.code == 1
+    assert len(refused.error_lines) == 1, refused.stderr
+
+
 @pytest.mark.slow
 async def test_a_first_session_with_the_cli(tmp_path: Path, sdk_peer: SdkPeerStarter) -> None:
     peer = await sdk_peer("stateless")
@@ -216,6 +231,7 @@ async def test_a_first_session_with_the_cli(tmp_path: Path, sdk_peer: SdkPeerSta
         await _owner_makes_the_team(session)
         await _credential_server_and_snapshots(session)
         await _deployment_grants_and_the_agent(session)
+        await _the_agents_key_is_revoked(session)
     for line in hub.server.log_lines:  # the secret never reached a log line
         assert SECRET not in str(line)
     profiles = tmp_path / "config" / "mcp-hub"

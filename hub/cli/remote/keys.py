@@ -50,13 +50,16 @@ COLUMNS = [
 ]
 
 
-def _base(r: Remote, principal: str | None, platform: bool) -> str:
+def _base(r: Remote, principal: str | None, platform: bool, *, flag: bool = False) -> str:
+    """The keys' collection of ``principal`` (named as an argument, or with ``--principal``
+    where ``flag``) or of the calling platform admin."""
+    named = "--principal NAME" if flag else "the principal"
     if platform:
         if principal is not None:
-            fail("--platform takes no PRINCIPAL")
+            fail(f"--platform takes no {'--principal' if flag else 'PRINCIPAL'}")
         return "/platform/keys"
     if principal is None:
-        fail("name the principal (or pass --platform for your own platform keys)")
+        fail(f"whose key? give {named} (or --platform for your own platform keys)")
     return r.path("principals", resolve.principal(r, principal)["id"], "keys")
 
 
@@ -92,7 +95,7 @@ def show_key(
 ) -> None:
     """Show one key."""
     with remote(profile, as_json, tenant) as r:
-        found = resolve.key(r.client.list_all(_base(r, principal, platform)), key)
+        found = resolve.key(r.client.list_all(_base(r, principal, platform, flag=True)), key)
         r.out.record(found, COLUMNS)
 
 
@@ -126,7 +129,7 @@ def roll_key(
 ) -> None:
     """Replace a key: a new one now, the old one valid until --old-expires-at (default now)."""
     with remote(profile, as_json, tenant) as r:
-        base = _base(r, principal, platform)
+        base = _base(r, principal, platform, flag=True)
         found = resolve.key(r.client.list_all(base), key)
         stops = old_expires_at or datetime.now(UTC).isoformat()  # the hub clamps "now" itself
         body = {"old_key_expires_at": stops, "expires_at": expires_at}
@@ -143,7 +146,7 @@ def delete_key(
 ) -> None:
     """Revoke a key; the very next request with it is refused."""
     with remote(profile, False, tenant) as r:
-        base = _base(r, principal, platform)
+        base = _base(r, principal, platform, flag=True)
         found = resolve.key(r.client.list_all(base), key)
         r.client.delete(f"{base}/{found['id']}")
         typer.echo(f"key {found['prefix']}…{found['last4']} revoked")
