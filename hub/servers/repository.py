@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import bindparam, exists, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import read_row
@@ -22,8 +22,8 @@ __all__ = [
     "get_by_id",
     "get_by_ids",
     "handle_ever_used",
-    "is_referenced",
     "list_servers",
+    "referencing_deployments",
     "row_by_handle",
 ]
 
@@ -104,10 +104,15 @@ async def list_servers(
     return await fetch_page(session, query, params, order=(Server.created_at, Server.id))
 
 
-async def is_referenced(session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID) -> bool:
-    query = select(
-        exists().where(
-            DeploymentEntry.tenant_id == tenant_id.value, DeploymentEntry.server_id == server_id
-        )
+async def referencing_deployments(
+    session: AsyncSession, tenant_id: TenantId, server_id: uuid.UUID, limit: int
+) -> list[uuid.UUID]:
+    """Up to ``limit + 1`` ids of the deployments with an entry for the server (the extra one
+    says there are more than ``limit``)."""
+    query = (
+        select(DeploymentEntry.deployment_id)
+        .where(DeploymentEntry.tenant_id == tenant_id.value, DeploymentEntry.server_id == server_id)
+        .order_by(DeploymentEntry.deployment_id)
+        .limit(limit + 1)
     )
-    return bool((await session.execute(query)).scalar())
+    return list((await session.execute(query)).scalars())

@@ -125,10 +125,8 @@ async def update_server(
     if "credential_id" in changes:
         await require_credential_use(access, credential_id)
     target = await resolve_target(session, ctx, access.tenant_id, url, credential_id)
-    if target.url != server.url and await repository.is_referenced(
-        session, access.tenant_id, server.id
-    ):
-        raise Conflict("a deployment references this server; its URL cannot change")
+    if target.url != server.url:
+        await _not_deployed(session, access, server, "its URL cannot change")
     server.url = target.url
     server.credential_id = credential_id
     server.updated_at = clock.now()
@@ -143,10 +141,31 @@ async def update_server(
     return server
 
 
+#: how many of the deployments that hold a server a refusal names
+NAMED_DEPLOYMENTS = 5
+
+
+async def _not_deployed(
+    session: AsyncSession, access: TenantAccess, server: Server, consequence: str
+) -> None:
+    """Conflict, naming the deployments that hold ``server`` and how to take it out of them."""
+    found = await repository.referencing_deployments(
+        session, access.tenant_id, server.id, NAMED_DEPLOYMENTS
+    )
+    if not found:
+        return
+    named = ", ".join(str(d) for d in found[:NAMED_DEPLOYMENTS])
+    more = " and more" if len(found) > NAMED_DEPLOYMENTS else ""
+    raise Conflict(
+        f"deployments hold this server ({named}{more}); {consequence} until it is taken out "
+        f"of them (PATCH their entries, or hub deployments update D --remove-server "
+        f"{server.handle})"
+    )
+
+
 async def delete_server(session: AsyncSession, access: TenantAccess, handle: str) -> None:
     server = await get_server(session, access.tenant_id, handle, for_update=True)
-    if await repository.is_referenced(session, access.tenant_id, server.id):
-        raise Conflict("a deployment references this server")
+    await _not_deployed(session, access, server, "it cannot be deleted")
     server.deleted_at = clock.now()
     await session.flush()
     await record_for(

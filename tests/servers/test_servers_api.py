@@ -186,6 +186,10 @@ async def test_referenced_server_cannot_move(
         headers=team.admin.headers,
     )
     assert moved.status_code == 409
+    message = moved.json()["error"]["message"]
+    assert deployment_id in message  # which deployment holds it
+    assert "its URL cannot change" in message
+    assert "--remove-server linear" in message
 
 
 async def test_referenced_server_cannot_be_deleted(
@@ -193,6 +197,8 @@ async def test_referenced_server_cannot_be_deleted(
 ) -> None:
     gone = await client.delete(team.url("servers", "linear"), headers=team.admin.headers)
     assert gone.status_code == 409
+    message = gone.json()["error"]["message"]
+    assert f"deployments hold this server ({deployment_id}); it cannot be deleted" in message
 
 
 async def test_server_can_be_deleted_once_its_deployment_is_gone(
