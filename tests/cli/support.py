@@ -24,7 +24,7 @@ from tests.deploy.serving import RunningHub, free_port, hub_command, running_hub
 from tests.support.hubcommand import hub_argv
 from tests.support.migrated import migrated_sqlite
 
-__all__ = ["CliResult", "LiveHub", "live_hub"]
+__all__ = ["CliResult", "LiveHub", "live_hub", "tenant_with_owner"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,3 +92,15 @@ def live_hub(tmp_path: Path, **settings: str) -> Iterator[LiveHub]:
     key = hub_command(tmp_path, port, "bootstrap", **settings).strip()
     with running_hub(tmp_path, **settings) as server:
         yield LiveHub(server, tmp_path, key)
+
+
+async def tenant_with_owner(hub: LiveHub) -> None:
+    """Tenant ``acme`` made by the platform admin (the default profile, using ``acme``), its
+    tenant admin ``owner`` logged in as profile ``owner``, and an agent ``bot``."""
+    await hub.ok("login", "--url", hub.url, HUB_API_KEY=hub.platform_key)
+    await hub.ok("tenants", "create", "acme")
+    await hub.ok("tenants", "use", "acme")
+    await hub.ok("principals", "create", "owner", "--role", "tenant_admin")
+    await hub.ok("principals", "create", "bot", "--kind", "agent", "--role", "agent")
+    key = (await hub.ok("keys", "create", "owner")).stdout.strip()
+    await hub.ok("login", "--url", hub.url, "--profile", "owner", HUB_API_KEY=key)

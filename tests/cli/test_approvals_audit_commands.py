@@ -17,18 +17,8 @@ from sqlalchemy import create_engine, insert, select
 
 from hub.core.crypto import Keyring
 from hub.models import Approval, Principal
-from tests.cli.support import LiveHub, live_hub
+from tests.cli.support import LiveHub, live_hub, tenant_with_owner
 from tests.deploy.serving import TEST_KEYRING
-
-
-async def _tenant_admin(hub: LiveHub) -> None:
-    await hub.ok("login", "--url", hub.url, HUB_API_KEY=hub.platform_key)
-    await hub.ok("tenants", "create", "acme")
-    await hub.ok("tenants", "use", "acme")
-    await hub.ok("principals", "create", "owner", "--role", "tenant_admin")
-    await hub.ok("principals", "create", "bot", "--kind", "agent", "--role", "agent")
-    key = (await hub.ok("keys", "create", "owner")).stdout.strip()
-    await hub.ok("login", "--url", hub.url, "--profile", "owner", HUB_API_KEY=key)
 
 
 def _pending_approval(
@@ -94,7 +84,7 @@ async def test_approvals_show_names_the_deployment_and_shows_the_pinned_tool(
     from tests.support.factories import make_catalog, make_server
 
     with live_hub(tmp_path) as hub:
-        await _tenant_admin(hub)
+        await tenant_with_owner(hub)
         engine = create_engine(f"sqlite:///{hub.workdir / 'hub.db'}")
         with engine.begin() as conn:
             tenant_id = conn.execute(select(Tenant.id).where(Tenant.slug == "acme")).scalar_one()
@@ -128,7 +118,7 @@ async def test_approvals_show_names_the_deployment_and_shows_the_pinned_tool(
 @pytest.mark.slow
 async def test_approvals_list_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:
-        await _tenant_admin(hub)
+        await tenant_with_owner(hub)
         listed = await hub.ok("approvals", "list", "--profile", "owner")
         assert listed.stdout.split()[:3] == ["ID", "STATUS", "TOOL"]
         assert (await hub.ok("approvals", "list", "--json", "--profile", "owner")).json() == []
@@ -137,7 +127,7 @@ async def test_approvals_list_on_a_live_hub(tmp_path: Path) -> None:
 @pytest.mark.slow
 async def test_approvals_show_approve_and_deny_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:
-        await _tenant_admin(hub)
+        await tenant_with_owner(hub)
         approval = _pending_approval(hub, "acme")
         shown = await hub.ok("approvals", "show", approval, "--profile", "owner")
         assert '"id": "42"' in shown.stdout
@@ -171,7 +161,7 @@ async def test_approvals_show_approve_and_deny_on_a_live_hub(tmp_path: Path) -> 
 @pytest.mark.slow
 async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
     with live_hub(tmp_path) as hub:
-        await _tenant_admin(hub)
+        await tenant_with_owner(hub)
         await hub.ok("principals", "create", "dee", "--role", "deployer", "--profile", "owner")
         tail = await hub.ok("audit", "tail", "--json", "--profile", "owner")
         assert any(row["action"] == "principal.create" for row in tail.json())

@@ -16,20 +16,14 @@ from typing import Any
 
 import pytest
 
-from tests.cli.support import LiveHub, live_hub
+from tests.cli.support import LiveHub, live_hub, tenant_with_owner
 from tests.peers.fixtures import SdkPeerStarter, default_tools
 
 OWNER = ("--profile", "owner")
 
 
 async def _owner_with_a_deployment(hub: LiveHub, peer_url: str) -> None:
-    await hub.ok("login", "--url", hub.url, HUB_API_KEY=hub.platform_key)
-    await hub.ok("tenants", "create", "acme")
-    await hub.ok("tenants", "use", "acme")
-    await hub.ok("principals", "create", "owner", "--role", "tenant_admin")
-    await hub.ok("principals", "create", "bot", "--kind", "agent", "--role", "agent")
-    key = (await hub.ok("keys", "create", "owner")).stdout.strip()
-    await hub.ok("login", "--url", hub.url, "--profile", "owner", HUB_API_KEY=key)
+    await tenant_with_owner(hub)
     await hub.ok("servers", "add", "peer", peer_url, *OWNER)
     await hub.ok("catalogs", "snapshot", "peer", *OWNER)
     await hub.ok(

@@ -20,15 +20,19 @@ DROP: dict[str, object] = {
 }
 
 
-async def test_the_page_names_the_deployment_and_shows_the_pinned_tool(
-    user: ConsoleUser, world: ConsoleWorld, database: Database, client: httpx2.AsyncClient
-) -> None:
+async def _name_deployment(client: httpx2.AsyncClient, world: ConsoleWorld, name: str) -> None:
     renamed = await client.patch(
         world.setup.url("deployments", world.deployment_id),
-        json={"name": "support-bot"},
+        json={"name": name},
         headers=world.setup.admin.headers,
     )
     assert renamed.status_code == 200, renamed.text
+
+
+async def test_the_page_names_the_deployment_and_shows_the_pinned_tool(
+    user: ConsoleUser, world: ConsoleWorld, database: Database, client: httpx2.AsyncClient
+) -> None:
+    await _name_deployment(client, world, "support-bot")
     await seed_catalogs(database, world.tenant_id, "ops", [[DROP]])
     drop = await seed_approval(
         database,
@@ -69,12 +73,7 @@ async def test_a_person_who_may_not_read_the_catalog_sees_no_tool(
     approval = await seed_approval(
         database, world.tenant_id, world.agent.principal_id, world.deployment_id, arguments={}
     )
-    renamed = await client.patch(
-        world.setup.url("deployments", world.deployment_id),
-        json={"name": "support-bot"},
-        headers=world.setup.admin.headers,
-    )
-    assert renamed.status_code == 200, renamed.text
+    await _name_deployment(client, world, "support-bot")
     viewer = await make_principal(database, world.tenant_id, role=None, name="viewer")
     granted = await client.post(
         world.setup.url("grants"),
