@@ -48,6 +48,9 @@ async def _platform_admin_makes_a_tenant(s: Session) -> None:
     tenant = (await s.hub.ok("tenants", "create", "acme", "--name", "Acme", "--json")).json()
     assert tenant["slug"] == "acme"
     await s.hub.ok("tenants", "use", "acme")
+    me = [line.split() for line in (await s.hub.ok("whoami")).stdout.splitlines()]
+    assert ["tenant", "-"] in me  # the platform admin belongs to none
+    assert ["acts", "in", "acme"] in me  # but its profile's commands go to acme
     assert_headers(await s.hub.ok("tenants", "list"), "SLUG", "NAME", "STATUS", "ID", "CREATED")
     owner = await s.hub.ok("principals", "create", "owner", "--role", "tenant_admin", "--json")
     assert owner.json()["role"] == "tenant_admin"
@@ -200,6 +203,10 @@ async def _deployment_grants_and_the_agent(s: Session) -> None:
     me = (await s.hub.ok("whoami", "--json", "--profile", "bot")).json()
     assert [d["id"] for d in me["deployments"]] == [deployment["id"]]
     assert me["tenant_slug"] == "acme"
+    table = (await s.hub.ok("whoami", "--profile", "bot")).stdout
+    assert ["tenant", "acme", f"({me['tenant_id']})"] in [
+        line.split() for line in table.splitlines()
+    ]
     refused = await s.hub.cli("principals", "list", "--profile", "bot")
     assert refused.code == 1
     assert len(refused.error_lines) == 1, refused.stderr  # one line, never a traceback

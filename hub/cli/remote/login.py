@@ -118,6 +118,13 @@ def logout(profile: ProfileOpt = DEFAULT_PROFILE) -> None:
     typer.echo(f"profile {profile!r} {'removed' if removed else 'was not there'}")
 
 
+def _tenant(me: dict[str, Any]) -> str | None:
+    """The principal's own tenant, by slug and id (none for the platform admin)."""
+    if me.get("tenant_id") is None:
+        return None
+    return f"{me.get('tenant_slug')} ({me['tenant_id']})"
+
+
 def whoami(profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False) -> None:
     """Who the profile's key is: principal, tenant, grants and (for an agent) deployments."""
     with remote(profile, as_json) as r:
@@ -131,7 +138,8 @@ def whoami(profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False) -> N
                 Column("hub", lambda _m: r.profile.url),
                 Column("principal", _describe),
                 Column("id", lambda m: m["principal"]["id"]),
-                Column("tenant", lambda m: m.get("tenant_id")),
+                Column("tenant", _tenant),
+                Column("acts in", lambda _m: r.profile.tenant or "-"),
                 Column("grants", lambda m: len(m.get("grants") or [])),
             ],
         )
