@@ -196,6 +196,12 @@ async def _deployment_grants_and_the_agent(s: Session) -> None:
     ).json()
     assert (add["effect"], add["grant_effect"]) == ("ask", "allow")
     assert add["reasons"] == ["grant:allow", "ask_ceiling"]
+    shown = await s.hub.ok("deployments", "show", "bot-peer", *opal)
+    offered = shown.stdout.split("tools offered to the agent (denied ones are not):", 1)[1]
+    rows = {line.split()[0]: line.split()[1:] for line in offered.splitlines()[2:] if line.strip()}
+    assert rows["peer__echo"] == ["tool:peer.echo", "allow", "no"]
+    assert rows["peer__add"] == ["tool:peer.add", "ask", "no"]  # the ask ceiling
+    assert rows["peer__delete_record"] == ["tool:peer.delete_record", "ask", "no"]
     listed = await s.hub.ok("grants", "list", "--principal", "bot", *opal)
     assert_headers(
         listed, "ID", "PRINCIPAL", "RESOURCE", "ACTION", "EFFECT", "CONDITIONS", "EXPIRES"

@@ -99,7 +99,7 @@ def show_deployment(
     profile: ProfileOpt = DEFAULT_PROFILE,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show a deployment, its entries and its agents' MCP endpoint."""
+    """Show a deployment, its entries, its agent's MCP endpoint and the tools it offers."""
     with remote(profile, as_json, tenant) as r:
         found = resolve.deployment(r, deployment)
         if r.out.as_json:
@@ -117,6 +117,28 @@ def show_deployment(
                 Column.of("ALLOW WITHOUT ASK", "allow_without_ask"),
             ],
         )
+        _offered(r, found["id"])
+
+
+def _offered(r: Remote, deployment_id: str) -> None:
+    """The tools the agent is offered, as its bundle says (what it sees in ``tools/list``):
+    each with its effective decision and drift; denied tools are not offered."""
+    bundle = r.client.get(r.path("deployments", deployment_id, "bundle"))
+    tools = [
+        {**tool, "server": server["handle"]}
+        for server in bundle.get("servers") or []
+        for tool in server.get("tools") or []
+    ]
+    typer.echo("tools offered to the agent (denied ones are not):")
+    r.out.table(
+        tools,
+        [
+            Column.of("TOOL", "wire_name"),
+            Column.of("GRANT KEY", "grant_key"),
+            Column.of("EFFECT", "effect"),
+            Column.of("DRIFTED", "drifted"),
+        ],
+    )
 
 
 @deployments_app.command("create")
