@@ -105,3 +105,56 @@ async def test_update_renames_replaces_and_removes(
             "deployments", "update", "support", "--remove-server", "peer", "--json", *OWNER
         )
         assert emptied.json()["entries"] == []
+
+
+@pytest.mark.slow
+async def test_entry_settings_and_the_sidecar(tmp_path: Path, sdk_peer: SdkPeerStarter) -> None:
+    """``--set`` changes one entry's settings, ``--sidecar`` names the leasing principal; what
+    the hub refuses (direct mode without a sidecar) is its one line."""
+    peer = await sdk_peer("stateless")
+    with live_hub(tmp_path, HUB_ALLOW_LOOPBACK="true") as hub:
+        await _owner_with_a_deployment(hub, peer.url)
+        await hub.ok("principals", "create", "edge", "--kind", "service", *OWNER)
+        plain = await hub.ok(
+            "deployments", "update", "bot-peer", "--set", "peer.tool_names=plain", "--set",
+            "peer.arguments=schema", "--json", *OWNER,
+        )  # fmt: skip
+        [entry] = plain.json()["entries"]
+        assert (entry["tool_names"], entry["arguments"], entry["mode"]) == (
+            "plain",
+            "schema",
+            "relay",
+        )
+        assert entry["allow_without_ask"] == ["echo"]  # the rest of the entry is kept
+        alone = await hub.cli(
+            "deployments", "update", "bot-peer", "--set", "peer.mode=direct", *OWNER
+        )
+        assert alone.code == 1
+        assert len(alone.error_lines) == 1, alone.stderr
+        assert "sidecar" in alone.error_lines[0]
+        direct = await hub.ok(
+            "deployments", "update", "bot-peer", "--set", "peer.mode=direct", "--sidecar", "edge",
+            "--json", *OWNER,
+        )  # fmt: skip
+        assert direct.json()["entries"][0]["mode"] == "direct"
+        shown = (await hub.ok("deployments", "show", "bot-peer", *OWNER)).stdout.splitlines()
+        assert ["SIDECAR", "edge"] in [line.split() for line in shown]
+        [row] = [line.split() for line in shown if line.startswith("peer ")]
+        assert row[-3:] == ["direct", "schema", "plain"]
+        for args, words in [
+            (("--set", "peer.mode"), "HANDLE.FIELD=VALUE"),
+            (("--set", "peer.colour=red"), "FIELD one of mode, arguments, tool_names"),
+            (("--set", "peer.mode=fast"), "mode is one of relay, direct"),
+            (("--set", "other.mode=relay"), "no server 'other'"),
+        ]:
+            refused = await hub.cli("deployments", "update", "bot-peer", *args, *OWNER)
+            assert refused.code == 1
+            assert words in refused.error_lines[0], refused.error_lines
+        relay = await hub.ok(
+            "deployments", "update", "bot-peer", "--set", "peer.mode=relay", "--json", *OWNER
+        )
+        assert relay.json()["entries"][0]["mode"] == "relay"
+        cleared = await hub.ok(
+            "deployments", "update", "bot-peer", "--sidecar", "none", "--json", *OWNER
+        )
+        assert cleared.json()["sidecar_id"] is None

@@ -9,6 +9,11 @@ tool skip an ``ask`` (never a tool declaring ``destructiveHint``).
 drops one, and ``--allow-without-ask`` replaces the list of the servers it names. The entries are
 read, changed and written back whole (``PATCH`` replaces them); the others stay as they are.
 ``hub deployments drift D`` lists the tools whose live definition left their pin.
+
+``--set HANDLE.FIELD=VALUE`` sets one of an entry's settings (``mode`` relay|direct,
+``arguments`` strict|schema, ``tool_names`` prefixed|plain; DESIGN §10.2, §10.5), and
+``--sidecar NAME`` names the service principal that may lease direct-mode credentials
+(``--sidecar none`` removes it on update). The hub checks each, as it does over REST.
 """
 
 from __future__ import annotations
@@ -35,6 +40,30 @@ AllowOpt = Annotated[
     list[str] | None,
     typer.Option("--allow-without-ask", metavar="HANDLE.TOOL", help="A tool that skips ask."),
 ]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="HANDLE.FIELD=VALUE",
+        help="An entry's setting: mode=relay|direct, arguments=strict|schema, "
+        "tool_names=prefixed|plain.",
+    ),
+]
+SidecarOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sidecar",
+        metavar="PRINCIPAL",
+        help="The service principal that may lease direct-mode credentials (name or id; "
+        "'none' on update removes it).",
+    ),
+]
+#: the entry settings ``--set`` may change, and their values
+ENTRY_SETTINGS = {
+    "mode": ("relay", "direct"),
+    "arguments": ("strict", "schema"),
+    "tool_names": ("prefixed", "plain"),
+}
 
 
 def _servers(deployment: dict[str, Any]) -> str:
@@ -74,12 +103,30 @@ def _allow(entries: dict[str, dict[str, Any]], allow: list[str]) -> None:
         entries[handle]["allow_without_ask"] = tools
 
 
-def _entries(r: Remote, servers: list[str], allow: list[str]) -> list[dict[str, Any]]:
+def _settings(entries: dict[str, dict[str, Any]], settings: list[str]) -> None:
+    """``HANDLE.FIELD=VALUE`` for each of ``settings``, on that server's entry."""
+    for spec in settings:
+        target, equals, value = spec.partition("=")
+        handle, dot, name = target.partition(".")
+        if not equals or not dot or name not in ENTRY_SETTINGS:
+            fields = ", ".join(ENTRY_SETTINGS)
+            fail(f"--set {spec}: expected HANDLE.FIELD=VALUE, FIELD one of {fields}")
+        if value not in ENTRY_SETTINGS[name]:
+            fail(f"--set {spec}: {name} is one of {', '.join(ENTRY_SETTINGS[name])}")
+        if handle not in entries:
+            fail(f"--set {spec}: the deployment has no server {handle!r}")
+        entries[handle][name] = value
+
+
+def _entries(
+    r: Remote, servers: list[str], allow: list[str], settings: list[str]
+) -> list[dict[str, Any]]:
     entries: dict[str, dict[str, Any]] = {}
     for spec in servers:
         handle, pinned = _pin(r, spec)
         entries[handle] = {"server": handle, "catalog_version": pinned, "allow_without_ask": []}
     _allow(entries, allow)
+    _settings(entries, settings)
     return list(entries.values())
 
 
@@ -108,13 +155,17 @@ def show_deployment(
         endpoint = Column(
             "MCP ENDPOINT", lambda d: r.client.url + r.path("deployments", d["id"], "mcp")
         )
-        r.out.record(found, [*_columns(r), endpoint])
+        sidecar = Column.named("SIDECAR", "sidecar_id", resolve.names(r, "principals"))
+        r.out.record(found, [*_columns(r), sidecar, endpoint])
         r.out.table(
             found["entries"],
             [
                 Column.of("SERVER", "server"),
                 Column.of("VERSION", "catalog_version"),
                 Column.of("ALLOW WITHOUT ASK", "allow_without_ask"),
+                Column.of("MODE", "mode"),
+                Column.of("ARGUMENTS", "arguments"),
+                Column.of("TOOL NAMES", "tool_names"),
             ],
         )
         _offered(r, found["id"])
@@ -146,6 +197,8 @@ def create_deployment(
     agent: Annotated[str, typer.Argument(metavar="AGENT", help="The agent principal: name or id.")],
     server: ServerOpt = None,
     allow_without_ask: AllowOpt = None,
+    set_: SetOpt = None,
+    sidecar: SidecarOpt = None,
     name: Annotated[str | None, typer.Option("--name", help="A name for the deployment.")] = None,
     tenant: TenantOpt = None,
     profile: ProfileOpt = DEFAULT_PROFILE,
@@ -155,10 +208,12 @@ def create_deployment(
     with remote(profile, as_json, tenant) as r:
         body: dict[str, Any] = {
             "agent_id": resolve.principal(r, agent)["id"],
-            "entries": _entries(r, server or [], allow_without_ask or []),
+            "entries": _entries(r, server or [], allow_without_ask or [], set_ or []),
         }
         if name is not None:
             body["name"] = name
+        if sidecar is not None:
+            body["sidecar_id"] = resolve.principal(r, sidecar)["id"]
         made = r.client.post(r.path("deployments"), body)
         r.out.done(made, f"deployment {made['id']} created: {_servers(made) or 'no servers'}")
 
@@ -187,16 +242,22 @@ def update_deployment(
             help="The tools of that server that skip ask (replaces its list).",
         ),
     ] = None,
+    set_: SetOpt = None,
+    sidecar: SidecarOpt = None,
     name: Annotated[str | None, typer.Option("--name", help="A new name.")] = None,
     tenant: TenantOpt = None,
     profile: ProfileOpt = DEFAULT_PROFILE,
     as_json: JsonOpt = False,
 ) -> None:
-    """Re-pin, add or remove servers, change what skips ask, or rename a deployment."""
+    """Re-pin, add or remove servers, change entries' settings or what skips ask, name the
+    sidecar, or rename a deployment."""
     with remote(profile, as_json, tenant) as r:
         found = resolve.deployment(r, deployment)
         body: dict[str, Any] = {} if name is None else {"name": name}
-        if server or remove_server or allow_without_ask:
+        if sidecar is not None:
+            none = sidecar == "none"
+            body["sidecar_id"] = None if none else resolve.principal(r, sidecar)["id"]
+        if server or remove_server or allow_without_ask or set_:
             entries = {e["server"]: dict(e) for e in found["entries"]}
             for handle in remove_server or []:
                 if entries.pop(handle, None) is None:
@@ -206,9 +267,13 @@ def update_deployment(
                 kept = entries.get(handle, {"server": handle, "allow_without_ask": []})
                 entries[handle] = {**kept, "catalog_version": pinned}
             _allow(entries, allow_without_ask or [])
+            _settings(entries, set_ or [])
             body["entries"] = list(entries.values())
         if not body:
-            fail("nothing to change: give --server, --remove-server, --allow-without-ask or --name")
+            fail(
+                "nothing to change: give --server, --remove-server, --allow-without-ask, --set, "
+                "--sidecar or --name"
+            )
         made = r.client.patch(r.path("deployments", found["id"]), body)
         r.out.done(made, f"deployment {made['id']} updated: {_servers(made) or 'no servers'}")
 
