@@ -19,6 +19,7 @@ __all__ = [
     "NotFound",
     "OAuthFailed",
     "PayloadTooLarge",
+    "PreconditionFailed",
     "RateLimited",
     "ServiceUnavailable",
     "Unauthorized",
@@ -88,6 +89,14 @@ class Conflict(HubError):
     status_code = 409
     code = "conflict"
     default_message = "conflict"
+
+
+class PreconditionFailed(HubError):
+    """An ``If-Match`` names a version that is no longer current (RFC 9110 §13.1.1)."""
+
+    status_code = 412
+    code = "precondition_failed"
+    default_message = "the resource changed since it was read"
 
 
 class PayloadTooLarge(HubError):

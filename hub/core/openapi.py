@@ -6,7 +6,8 @@ Which statuses apply is read from the route itself, so a new route is documented
 to keep: 401 and 503 where it authenticates (the key lookup reads the database); 403 where it
 also authorises (a tenant or platform route); 404 where its path has a parameter; 409 on methods
 that write (a uniqueness race ends as 409 on any of them) except the read-only ``grant.check``;
-413 where it takes a body; 422 where the route declares it (discovery and URL pinning).
+412 where it takes ``If-Match``; 413 where it takes a body; 422 where the route declares it
+(discovery and URL pinning).
 """
 
 from __future__ import annotations
@@ -114,6 +115,17 @@ def _calls(dependant: Dependant) -> set[str]:
     return found
 
 
+def _headers(dependant: Dependant) -> set[str]:
+    """The names of every header parameter in ``dependant``'s tree."""
+    found: set[str] = set()
+    stack = [dependant]
+    while stack:
+        item = stack.pop()
+        found.update(field.name for field in item.header_params)
+        stack.extend(item.dependencies)
+    return found
+
+
 def _error_statuses(route: RouteContext, method: str, operation: dict[str, Any]) -> dict[str, str]:
     calls = _calls(route.dependant)
     path = str(route.path_format)
@@ -127,6 +139,8 @@ def _error_statuses(route: RouteContext, method: str, operation: dict[str, Any])
         statuses["404"] = "Absent, or another tenant's"
     if method in _WRITE_METHODS and route.name not in _READ_ONLY_POSTS:
         statuses["409"] = "Conflicts with the current state (duplicate, stale version, in use)"
+    if "if_match" in _headers(route.dependant):
+        statuses["412"] = "If-Match names a version that is no longer current"
     if operation.get("requestBody"):
         statuses["413"] = "The request body is larger than HUB_MAX_REQUEST_BYTES"
     return statuses

@@ -31,7 +31,14 @@ from hub.deployments.wirenames import assign_wire_names, grant_key
 from hub.mcp import era_from_hint
 from hub.models import Deployment
 
-__all__ = ["BundleDecisions", "ToolDecisions", "build_bundle", "etag_matches", "render"]
+__all__ = [
+    "BundleDecisions",
+    "ToolDecisions",
+    "build_bundle",
+    "etag_matches",
+    "if_match_holds",
+    "render",
+]
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,12 @@ def render(bundle: BundleRead) -> tuple[bytes, str]:
     """The response body (canonical JSON, serialised once) and its strong ETag."""
     body = canonical_json({"data": bundle.model_dump(mode="json")})
     return body, f'"{hashlib.sha256(body).hexdigest()}"'
+
+
+def if_match_holds(if_match: str, etag: str) -> bool:
+    """RFC 9110 §13.1.1: a strong comparison (a weak tag never matches), or ``*``."""
+    candidates = [c.strip() for c in if_match.split(",")]
+    return "*" in candidates or etag in candidates
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:

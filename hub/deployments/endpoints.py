@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated
 
 from fastapi import Depends, Header, Request, Response
@@ -13,11 +14,18 @@ from hub.authz.throttle import rest_router
 from hub.core.components import components_of
 from hub.core.db import preliminary_reads
 from hub.core.deps import SessionDep
+from hub.core.errors import PreconditionFailed
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.deployments import service
-from hub.deployments.bundle import BundleDecisions, build_bundle, etag_matches, render
+from hub.deployments.bundle import (
+    BundleDecisions,
+    build_bundle,
+    etag_matches,
+    if_match_holds,
+    render,
+)
 from hub.deployments.schemas import (
     BundleRead,
     DeploymentCreate,
@@ -34,6 +42,21 @@ async def _one(
 ) -> Envelope[DeploymentRead]:
     entries = await service.resolved_entries(session, access.tenant_id, [deployment])
     return Envelope(data=service.deployment_read(deployment, entries[deployment.id]))
+
+
+def _etag(read: DeploymentRead) -> str:
+    """A strong ETag of the deployment as it reads (its ``updated_at`` included), for a
+    conditional ``PATCH`` (``If-Match``): an update based on a stale read is refused."""
+    return '"' + hashlib.sha256(read.model_dump_json().encode()).hexdigest()[:32] + '"'
+
+
+IfMatch = Annotated[
+    str | None,
+    Header(
+        description="The ETag of a read of this deployment: the update is made only if it is "
+        "still current (else 412), so read-change-write clients lose no one else's change"
+    ),
+]
 
 
 async def bundle_access(
@@ -83,11 +106,14 @@ async def list_deployments(
 async def get_deployment(
     d: str,
     session: SessionDep,
+    response: Response,
     access: Annotated[TenantAccess, authorize("deployment", "read", item="d")],
 ) -> Envelope[DeploymentRead]:
-    """Get a deployment."""
+    """Get a deployment, with its ETag (for ``If-Match`` on ``PATCH``)."""
     deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
-    return await _one(session, access, deployment)
+    found = await _one(session, access, deployment)
+    response.headers["etag"] = _etag(found.data)
+    return found
 
 
 @router.patch("/{d}", name="deployment.update")
@@ -95,11 +121,25 @@ async def update_deployment(
     d: str,
     body: DeploymentUpdate,
     session: SessionDep,
+    response: Response,
     access: Annotated[TenantAccess, authorize("deployment", "write", item="d")],
+    if_match: IfMatch = None,
 ) -> Envelope[DeploymentRead]:
-    """Rename a deployment or replace its entries."""
-    deployment = await service.update_deployment(session, access, parse_id(d), body)
-    return await _one(session, access, deployment)
+    """Rename a deployment or replace its entries; with ``If-Match``, only if unchanged."""
+    deployment_id = parse_id(d)
+    if if_match is not None:
+        current = await service.get_deployment(
+            session, access.tenant_id, deployment_id, for_update=True
+        )
+        if not if_match_holds(if_match, _etag((await _one(session, access, current)).data)):
+            raise PreconditionFailed(
+                "the deployment changed since it was read: read it again and make the change "
+                "on what it is now"
+            )
+    deployment = await service.update_deployment(session, access, deployment_id, body)
+    updated = await _one(session, access, deployment)
+    response.headers["etag"] = _etag(updated.data)
+    return updated
 
 
 @router.delete("/{d}", status_code=204, name="deployment.delete")

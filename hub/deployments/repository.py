@@ -74,9 +74,15 @@ VIEW_COLUMNS = tuple(_VIEW_ROWS.selected_columns)
 
 
 async def get_deployment(
-    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+    session: AsyncSession,
+    tenant_id: TenantId,
+    deployment_id: uuid.UUID,
+    *,
+    for_update: bool = False,
 ) -> Deployment | None:
     query = scoped(Deployment, tenant_id).where(Deployment.id == deployment_id)
+    if for_update:  # a conditional update: the version compared is the one written over
+        query = query.with_for_update()
     return (await session.execute(query)).scalar_one_or_none()
 
 

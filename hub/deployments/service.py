@@ -195,9 +195,15 @@ async def _audit(
 
 
 async def get_deployment(
-    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+    session: AsyncSession,
+    tenant_id: TenantId,
+    deployment_id: uuid.UUID,
+    *,
+    for_update: bool = False,
 ) -> Deployment:
-    deployment = await repository.get_deployment(session, tenant_id, deployment_id)
+    deployment = await repository.get_deployment(
+        session, tenant_id, deployment_id, for_update=for_update
+    )
     if deployment is None:
         raise NotFound("deployment not found")
     return deployment

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from hub.cli.remote.client import HubClient, HubFailure
 from tests.cli.support import LiveHub, live_hub, tenant_with_owner
 from tests.peers.fixtures import SdkPeerStarter, default_tools
 
@@ -105,6 +106,22 @@ async def test_update_renames_replaces_and_removes(
             "deployments", "update", "support", "--remove-server", "peer", "--json", *OWNER
         )
         assert emptied.json()["entries"] == []
+        _a_stale_read_is_refused(hub, emptied.json()["id"])
+
+
+def _a_stale_read_is_refused(hub: LiveHub, deployment_id: str) -> None:
+    """The client ``update`` uses: a write naming a read's ETag after someone else's change is
+    a 412 one-line failure, and the change made in between stands."""
+    key = (hub.workdir / "config" / "mcp-hub" / "keys" / "owner").read_text().strip()
+    me = "/tenants/acme/deployments/" + deployment_id
+    with HubClient(hub.url, key) as client:
+        _, read = client.read_tagged(me)
+        assert read is not None
+        client.patch(me, {"name": "someone-else"}, if_match=read)  # current: accepted
+        with pytest.raises(HubFailure) as stale:
+            client.patch(me, {"name": "mine"}, if_match=read)
+        assert (stale.value.status, stale.value.code) == (412, "precondition_failed")
+        assert client.get(me)["name"] == "someone-else"
 
 
 @pytest.mark.slow

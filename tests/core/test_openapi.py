@@ -88,6 +88,8 @@ UPSTREAM = {
     ("patch", "/tenants/{t}/servers/{handle}"),
     ("post", "/tenants/{t}/servers/{handle}/catalogs"),
 }
+#: conditional writes (``If-Match``): 412 when the version read is no longer current
+CONDITIONAL = {("patch", "/tenants/{t}/deployments/{d}")}
 
 
 def _expected_errors(method: str, path: str, operation: dict[str, Any]) -> set[str]:
@@ -104,6 +106,8 @@ def _expected_errors(method: str, path: str, operation: dict[str, Any]) -> set[s
         expected.add("413")
     if (method, path) in UPSTREAM:
         expected.add("422")
+    if (method, path) in CONDITIONAL:
+        expected.add("412")
     return expected
 
 

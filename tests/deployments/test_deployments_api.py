@@ -447,3 +447,55 @@ async def test_two_hundred_awkward_tool_names_bundle_stably(
     first, second = awkward_bundle
     assert first.headers["etag"] == second.headers["etag"]
     assert _wire_names(first) == _wire_names(second)
+
+
+# ---------------------------------------------------------------- conditional updates (If-Match)
+async def test_an_update_based_on_a_stale_read_is_refused_and_changes_nothing(
+    client: httpx2.AsyncClient, world: World
+) -> None:
+    """A read-change-write client (``hub deployments update``) names its read's ETag: a change
+    someone made in between is never overwritten (RFC 9110 §13.1.1, strong comparison)."""
+    made = await _deploy(client, world, [{"server": "linear", "catalog_version": 1}], name="bot")
+    url = world.deployments(made["id"])
+    admin = world.admin.headers
+    read = await client.get(url, headers=admin)
+    tag = read.headers["etag"]
+    assert tag == f'"{tag[1:-1]}"'  # a strong, quoted tag
+    assert len(tag) == 34
+    assert (await client.get(url, headers=admin)).headers["etag"] == tag  # stable while unchanged
+
+    first = await client.patch(url, json={"name": "first"}, headers={**admin, "if-match": tag})
+    assert first.status_code == 200, first.text
+    newer = first.headers["etag"]
+    assert newer != tag
+    assert (await client.get(url, headers=admin)).headers["etag"] == newer
+
+    stale = await client.patch(url, json={"entries": []}, headers={**admin, "if-match": tag})
+    assert stale.status_code == 412, stale.text
+    assert stale.json()["error"]["code"] == "precondition_failed"
+    now = (await client.get(url, headers=admin)).json()["data"]
+    assert (now["name"], len(now["entries"])) == ("first", 1)  # nothing of the stale write
+
+    weak = await client.patch(url, json={"name": "w"}, headers={**admin, "if-match": f"W/{newer}"})
+    assert weak.status_code == 412  # a weak tag never matches If-Match
+    listed = await client.patch(
+        url, json={"name": "listed"}, headers={**admin, "if-match": f'"other", {newer}'}
+    )
+    assert listed.status_code == 200, listed.text
+    anything = await client.patch(url, json={"name": "any"}, headers={**admin, "if-match": "*"})
+    assert anything.status_code == 200, anything.text
+    plain = await client.patch(url, json={"name": "unconditional"}, headers=admin)
+    assert plain.status_code == 200  # without If-Match, as before
+
+
+async def test_if_match_is_checked_after_authorisation(
+    client: httpx2.AsyncClient, world: World
+) -> None:
+    made = await _deploy(client, world, [{"server": "linear", "catalog_version": 1}])
+    url = world.deployments(made["id"])
+    stale = {"if-match": '"0000"'}
+    refused = await client.patch(url, json={"name": "x"}, headers={**world.agent.headers, **stale})
+    assert refused.status_code == 403
+    absent = world.deployments(str(uuid.uuid4()))
+    gone = await client.patch(absent, json={"name": "x"}, headers={**world.admin.headers, **stale})
+    assert gone.status_code == 404

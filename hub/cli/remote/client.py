@@ -106,9 +106,10 @@ class HubClient:
         *,
         json: Any = None,
         params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> httpx2.Response:
         try:
-            response = self._http.request(method, path, json=json, params=params)
+            response = self._http.request(method, path, json=json, params=params, headers=headers)
         except httpx2.ConnectError as exc:
             raise HubUnreachable(f"cannot reach {self.url}: {_reason(exc)}") from None
         except httpx2.TimeoutException:
@@ -133,9 +134,14 @@ class HubClient:
         *,
         json: Any = None,
         params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """``data`` of the answer, or None for 204."""
-        response = self.request(method, path, json=json, params=params)
+        return self.call_data(self.request(method, path, json=json, params=params, headers=headers))
+
+    @staticmethod
+    def call_data(response: httpx2.Response) -> Any:
+        """``data`` of a hub answer, or None for 204."""
         if response.status_code == 204 or not response.content:
             return None
         try:
@@ -154,8 +160,16 @@ class HubClient:
     def post(self, path: str, body: Any = None) -> Any:
         return self.call("POST", path, json={} if body is None else body)
 
-    def patch(self, path: str, body: Any) -> Any:
-        return self.call("PATCH", path, json=body)
+    def patch(self, path: str, body: Any, *, if_match: str | None = None) -> Any:
+        """``PATCH``; with ``if_match`` (an ETag from a read), only if that read is current."""
+        headers = {"if-match": if_match} if if_match else None
+        return self.call("PATCH", path, json=body, headers=headers)
+
+    def read_tagged(self, path: str) -> tuple[Any, str | None]:
+        """``data`` of a read and its ``ETag`` (for a conditional ``patch``)."""
+        response = self.request("GET", path)
+        data = self.call_data(response)
+        return data, response.headers.get("etag")
 
     def delete(self, path: str) -> None:
         self.call("DELETE", path)

@@ -252,7 +252,10 @@ def update_deployment(
     """Re-pin, add or remove servers, change entries' settings or what skips ask, name the
     sidecar, or rename a deployment."""
     with remote(profile, as_json, tenant) as r:
-        found = resolve.deployment(r, deployment)
+        # the entries are read, changed and written back whole: the write names the read's
+        # ETag, so a change someone made in between is refused (412), never overwritten
+        path = r.path("deployments", resolve.deployment(r, deployment)["id"])
+        found, etag = r.client.read_tagged(path)
         body: dict[str, Any] = {} if name is None else {"name": name}
         if sidecar is not None:
             none = sidecar == "none"
@@ -274,7 +277,7 @@ def update_deployment(
                 "nothing to change: give --server, --remove-server, --allow-without-ask, --set, "
                 "--sidecar or --name"
             )
-        made = r.client.patch(r.path("deployments", found["id"]), body)
+        made = r.client.patch(path, body, if_match=etag)
         r.out.done(made, f"deployment {made['id']} updated: {_servers(made) or 'no servers'}")
 
 
