@@ -12,6 +12,7 @@ that write (a uniqueness race ends as 409 on any of them) except the read-only `
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import FastAPI
@@ -103,27 +104,23 @@ _READ_ONLY_POSTS = frozenset({"grant.check"})
 _WRITE_METHODS = frozenset({"post", "put", "patch", "delete"})
 
 
-def _calls(dependant: Dependant) -> set[str]:
-    """The names of every dependency function in ``dependant``'s tree."""
-    found: set[str] = set()
+def _tree(dependant: Dependant) -> Iterator[Dependant]:
+    """``dependant`` and every dependency under it."""
     stack = [dependant]
     while stack:
         item = stack.pop()
-        if item.call is not None:
-            found.add(getattr(item.call, "__name__", ""))
+        yield item
         stack.extend(item.dependencies)
-    return found
+
+
+def _calls(dependant: Dependant) -> set[str]:
+    """The names of every dependency function in ``dependant``'s tree."""
+    return {getattr(d.call, "__name__", "") for d in _tree(dependant) if d.call is not None}
 
 
 def _headers(dependant: Dependant) -> set[str]:
     """The names of every header parameter in ``dependant``'s tree."""
-    found: set[str] = set()
-    stack = [dependant]
-    while stack:
-        item = stack.pop()
-        found.update(field.name for field in item.header_params)
-        stack.extend(item.dependencies)
-    return found
+    return {field.name for d in _tree(dependant) for field in d.header_params}
 
 
 def _error_statuses(route: RouteContext, method: str, operation: dict[str, Any]) -> dict[str, str]:
