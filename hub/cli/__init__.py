@@ -7,12 +7,11 @@
 - :mod:`~hub.cli.audit` — ``hub audit verify --local``, the audit hash chains in the database;
 - :mod:`~hub.cli.worker` — ``hub worker``, the background workers without HTTP;
 - :mod:`~hub.cli.mcp` — ``hub mcp probe|call``, the hub's MCP client for support;
-- :mod:`~hub.cli.oauth` — ``hub oauth connect HANDLE``, against a running hub;
 - :mod:`~hub.cli.sidecar` — ``hub sidecar``, a deployment's tools for a local agent;
 - :mod:`~hub.cli.database` — the database check (one line, never a traceback);
 - :mod:`~hub.cli.runtime` — settings for a real run;
-- :mod:`~hub.cli.remote` — the operators' remote client: ``hub login``, ``hub whoami``,
-  ``hub tenants|principals|keys|credentials|servers|catalogs|deployments|grants|approvals|audit``.
+- :mod:`~hub.cli.remote` — the operators' remote client: ``hub login``, ``hub whoami``, ``hub
+  tenants|principals|keys|credentials|servers|oauth|catalogs|deployments|grants|approvals|audit``.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from hub.cli.bootstrap import bootstrap
 from hub.cli.crypto import crypto_app
 from hub.cli.db import db_app
 from hub.cli.mcp import mcp_app
-from hub.cli.oauth import oauth_app
 from hub.cli.remote import register as register_remote
 from hub.cli.serve import serve
 from hub.cli.sidecar import sidecar
@@ -38,7 +36,6 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="MCP Hub cont
 app.add_typer(db_app, name="db")
 app.add_typer(crypto_app, name="crypto")
 app.add_typer(mcp_app, name="mcp")
-app.add_typer(oauth_app, name="oauth")
 app.command()(serve)
 app.command()(bootstrap)
 app.command()(worker)

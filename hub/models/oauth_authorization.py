@@ -4,8 +4,10 @@ The row is the flow's whole memory, because the callback carries nothing but ``s
 itself is never stored, only its SHA-256 (``state_hash``, unique), so a database read does not
 yield a usable callback. It binds the flow to its tenant, initiator, server (or the credential
 being re-authorised, or the name of a new one), the issuer whose ``iss`` the callback must carry
-(RFC 9207), the redirect URI, the client id and authentication method, the RFC 8707 resource and
-the scopes asked for. The PKCE verifier and the client secret are encrypted with the row's own
+(RFC 9207), the redirect URI, the client id, how it was had (``client_registration``: a
+client an operator pre-registered is kept for the tenant and issuer only once its code is
+redeemed) and its authentication method, the RFC 8707 resource and the scopes asked for. The
+PKCE verifier and the client secret are encrypted with the row's own
 AAD (``hub/oauth-state/v1``). A row is redeemed at most once: ``status`` moves from ``pending``
 to ``redeeming`` by one conditional update that only one callback can win, then to
 ``completed`` or ``failed`` (with ``reason``); after ``expires_at`` (10 minutes) it is dead.
@@ -69,6 +71,7 @@ class OAuthAuthorization(IdMixin, CreatedAtMixin, Base):
     token_endpoint: Mapped[str] = mapped_column(String(2048), nullable=False)
     client_id: Mapped[str] = mapped_column(String(2048), nullable=False)
     auth_method: Mapped[str] = mapped_column(String(32), nullable=False)
+    client_registration: Mapped[str | None] = mapped_column(String(32), nullable=True)
     scopes: Mapped[str | None] = mapped_column(String(4096), nullable=True)
     redirect_uri: Mapped[str] = mapped_column(String(2048), nullable=False)
     verifier_key_id: Mapped[str | None] = mapped_column(String(32), nullable=True)

@@ -17,7 +17,8 @@ The callback has no API key: the ``state`` is the capability. In order, each ref
    token as its secret, the refresh token and client secret in their own encrypted fields, the
    OAuth columns, ``api_base_url`` the server's origin — either the credential being
    re-authorised, **in place** (same id, version + 1, so deployments keep working), or a new
-   one, bound to the server when one was named; the flow is marked completed; one audit row.
+   one, bound to the server when one was named; a pre-registered client, now proven, is kept
+   for the tenant and issuer; the flow is marked completed; one audit row.
 
 A failure after the claim marks the flow ``failed`` with its reason (the CLI polls it) and is
 audited. The outcome names the tenant, the server and the initiator for the fixed-text page
@@ -43,6 +44,7 @@ from hub.egress import EgressError, origin_of
 from hub.models import Credential, OAuthAuthorization
 from hub.oauth import repository
 from hub.oauth.authorization_request import check_response_issuer
+from hub.oauth.clients import keep_client
 from hub.oauth.context import OAuthContext
 from hub.oauth.exceptions import CALLBACK_REFUSALS, failure, from_egress
 from hub.oauth.pkce import state_digest
@@ -210,6 +212,17 @@ async def _store(
                 )
             )
             await session.flush()
+        if row.client_registration == "pre_registered":  # proven by the redeemed code
+            await keep_client(
+                session,
+                ctx,
+                tenant_id,
+                row.issuer,
+                kind="pre_registered",
+                client_id=row.client_id,
+                auth_method=row.auth_method,  # type: ignore[arg-type]
+                client_secret=client_secret,
+            )
         if row.server_id is not None:
             await servers_service.bind_credential(session, tenant_id, row.server_id, credential_id)
         await repository.finish_authorization(

@@ -12,7 +12,9 @@
    authorization request exists, let alone a token request.
 3. **The request**, written in the request's own transaction: scopes
    (:mod:`~hub.oauth.scopes`), a PKCE verifier (sealed) and a state (hashed), the flow row, a
-   kept client registration, one audit row. The answer carries the authorization URL.
+   new dynamic registration kept (a pre-registered client is kept by the callback, once it has
+   redeemed a code: :mod:`~hub.oauth.clients`), one audit row. The answer carries the
+   authorization URL.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from hub.mcp import BearerChallenge, McpError, era_from_hint
 from hub.models import Credential, OAuthAuthorization, OAuthClient, Server
 from hub.oauth import repository
 from hub.oauth.authorization_request import authorization_url
+from hub.oauth.clients import keep_client
 from hub.oauth.context import OAuthContext
 from hub.oauth.exceptions import failure, from_egress
 from hub.oauth.http import FlowClock
@@ -207,35 +210,6 @@ def _kept(ctx: OAuthContext, kept: OAuthClient) -> ClientRegistration:
     return ClientRegistration(kept.client_id, method, "stored", secret)
 
 
-async def _keep_client(
-    session: AsyncSession,
-    ctx: OAuthContext,
-    access: TenantAccess,
-    issuer: str,
-    registration: ClientRegistration,
-) -> None:
-    """Keep a new registration for the tenant and issuer (replacing an older one)."""
-    if registration.kind not in ("pre_registered", "dynamic"):
-        return
-    now = clock.now()
-    row = await repository.get_client(session, access.tenant_id, issuer)
-    if row is None:
-        row = OAuthClient(
-            id=uuid.uuid4(), tenant_id=access.tenant_id.value, issuer=issuer, created_at=now
-        )
-        session.add(row)
-    row.client_id = registration.client_id
-    row.auth_method = registration.auth_method
-    row.registration = registration.kind
-    row.redirect_uri = ctx.config.redirect_uri
-    row.updated_at = now
-    for name, value in seal_field(
-        ctx.keyring, CLIENT_AAD, row.tenant_id, row.id, "client_secret", registration.client_secret
-    ).items():
-        setattr(row, name, value)
-    await session.flush()
-
-
 async def _discover(
     db: Database,
     ctx: OAuthContext,
@@ -301,6 +275,7 @@ async def create_authorization(
         token_endpoint=server.token_endpoint,
         client_id=registration.client_id,
         auth_method=registration.auth_method,
+        client_registration=registration.kind,
         scopes=join_scopes(scopes),
         redirect_uri=ctx.config.redirect_uri,
     )
@@ -309,7 +284,17 @@ async def create_authorization(
             ctx.keyring, STATE_AAD, row.tenant_id, row.id, field, value
         ).items():
             setattr(row, name, sealed)
-    await _keep_client(session, ctx, access, server.issuer, registration)
+    if registration.kind == "dynamic":  # a pre-registered client waits for the callback
+        await keep_client(
+            session,
+            ctx,
+            access.tenant_id,
+            server.issuer,
+            kind=registration.kind,
+            client_id=registration.client_id,
+            auth_method=registration.auth_method,
+            client_secret=registration.client_secret,
+        )
     session.add(row)
     await session.flush()
     await record_for(

@@ -1,78 +1,169 @@
-"""``hub oauth connect``: the authorization URL printed, the status polled to its end."""
+"""``hub oauth connect`` against a live ``hub serve``, as an operator runs it after ``hub login``.
+
+The command acts with the login profile like every remote command (no ``HUB_API_KEY``, no
+``--url``): it prints the authorization URL alone on stdout and waits. The test is the browser:
+it GETs the URL from the loopback authorization server, which consents at once and redirects to
+``HUB_PUBLIC_URL/oauth/callback`` (``http://hub.test``), and hands that query to the live hub.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import urllib.parse
+from pathlib import Path
 
+import httpx2
 import pytest
-from typer.testing import CliRunner
 
-from hub.cli import app as cli_app
-from hub.cli.oauth import ConnectFailed, connect
-from tests.oauth.conftest import Hub, OAuthPeersStarter
-from tests.oauth.support import authorize_headlessly
+from tests.cli.support import CliResult, LiveHub, live_hub, tenant_with_owner
+from tests.oauth.conftest import OAuthPeers, OAuthPeersStarter
+from tests.support.hubcommand import hub_argv
+
+pytestmark = pytest.mark.slow
+
+OWNER = ("--profile", "owner")
+SETTINGS = {"HUB_ALLOW_LOOPBACK": "true", "HUB_PUBLIC_URL": "http://hub.test"}
 
 
-async def test_connect_prints_the_url_and_waits_for_the_callback(
-    hub: Hub, oauth_peers: OAuthPeersStarter
+async def _consent(hub: LiveHub, authorization_url: str) -> None:
+    """What the operator's browser does: the authorization server's redirect, to the hub."""
+    async with httpx2.AsyncClient(follow_redirects=False, timeout=30) as browser:
+        answer = await browser.get(authorization_url)
+        assert answer.status_code == 302, answer.text
+        back = urllib.parse.urlsplit(answer.headers["location"])
+        assert (back.scheme, back.netloc, back.path) == ("http", "hub.test", "/oauth/callback")
+        page = await browser.get(f"{hub.url}{back.path}?{back.query}")
+    assert page.headers["content-type"].startswith("text/html"), page.text
+
+
+async def _connect(
+    hub: LiveHub, *args: str, stdin: str = "", consent: bool = True
+) -> tuple[CliResult, str]:
+    """``hub oauth connect ARGS`` as the owner, consenting to the URL it prints; its result and
+    that URL ("" when it printed none)."""
+    proc = await asyncio.create_subprocess_exec(
+        *hub_argv("oauth", "connect", *args, "--interval", "0.2", *OWNER),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=hub.env(),
+        cwd=hub.workdir,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write(stdin.encode())
+    proc.stdin.close()
+    url = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
+    if url and consent:
+        await _consent(hub, url)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return CliResult(proc.returncode, url + out.decode(), err.decode()), url
+
+
+async def _owner_with_server(hub: LiveHub, peers: OAuthPeers) -> None:
+    await tenant_with_owner(hub)
+    await hub.ok("servers", "add", "linear", peers.peer.url, *OWNER)
+
+
+async def test_connect_then_step_up_with_the_login_profile(
+    tmp_path: Path, oauth_peers: OAuthPeersStarter
 ) -> None:
     peers = await oauth_peers()
-    await hub.add_server("linear", peers.peer.url)
-    hub.client.headers.update(hub.headers)
-    announced: list[str] = []
-    consents: list[asyncio.Task[object]] = []
+    with live_hub(tmp_path, **SETTINGS) as hub:
+        await _owner_with_server(hub, peers)
+        done, url = await _connect(hub, "linear")
+        assert done.code == 0, done
+        assert url.startswith(f"{peers.auth.issuer}/authorize?")
+        assert done.stdout.strip() == url  # the URL alone on stdout
+        [credential] = (await hub.ok("credentials", "list", "--json", *OWNER)).json()
+        assert credential["type"] == "oauth_token"
+        assert f"connected linear: credential {credential['name']} ({credential['id']})" in (
+            done.error_lines
+        )
+        await hub.ok("catalogs", "snapshot", "linear", *OWNER)  # the token works upstream
 
-    def announce(url: str) -> None:  # the operator opens it in a browser
-        announced.append(url)
-        consents.append(asyncio.create_task(authorize_headlessly(hub.app, hub.client, url)))
-
-    status = await connect(
-        hub.client,
-        str(hub.owner.tenant_id),
-        {"server": "linear"},
-        announce=announce,
-        timeout_s=10,
-        interval_s=0.05,
-    )
-    assert status["status"] == "completed"
-    assert status["credential_id"]
-    assert announced[0].startswith(peers.auth.issuer)
+        stepped, url = await _connect(
+            hub, "--credential", credential["name"], "--scope", "issues:write"
+        )
+        assert stepped.code == 0, stepped
+        assert urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["scope"] == ["issues:write"]
+        again = (await hub.ok("credentials", "list", "--json", *OWNER)).json()
+        assert [(c["id"], c["version"]) for c in again] == [(credential["id"], 2)]  # in place
+        for line in (*done.error_lines, *stepped.error_lines):
+            assert "Traceback" not in line
+        for token in [*peers.auth.tokens, *peers.auth.refresh_tokens]:
+            assert token not in done.stdout + done.stderr + stepped.stdout + stepped.stderr
 
 
-async def test_a_failed_authorization_exits_1_with_its_reason(
-    hub: Hub, oauth_peers: OAuthPeersStarter
+async def test_a_pre_registered_client_with_its_secret_from_stdin(
+    tmp_path: Path, oauth_peers: OAuthPeersStarter
+) -> None:
+    peers = await oauth_peers(auth={"registration": False, "auth_methods": ["client_secret_post"]})
+    peers.auth.add_client("pre-id", "pre-secret-value", "client_secret_post")
+    with live_hub(tmp_path, **SETTINGS) as hub:
+        await _owner_with_server(hub, peers)
+        no_way, _ = await _connect(hub, "linear")  # the server registers no one
+        assert no_way.code == 1
+        assert "registration_unavailable" in no_way.error_lines[-1]
+        done, _ = await _connect(
+            hub,
+            "linear",
+            "--client-id",
+            "pre-id",
+            "--client-auth-method",
+            "client_secret_post",
+            "--client-secret-stdin",
+            stdin="pre-secret-value\n",
+        )
+        assert done.code == 0, done
+        [token] = peers.auth.token_requests("authorization_code")
+        assert (token.form["client_id"], token.form["client_secret"]) == (
+            "pre-id",
+            "pre-secret-value",
+        )
+        assert "pre-secret-value" not in done.stdout + done.stderr
+
+
+async def test_failures_are_one_line_with_their_exit_status(
+    tmp_path: Path, oauth_peers: OAuthPeersStarter
 ) -> None:
     peers = await oauth_peers(auth={"iss_mode": "wrong"})
-    await hub.add_server("linear", peers.peer.url)
-    hub.client.headers.update(hub.headers)
-    consents: list[asyncio.Task[object]] = []
-
-    def announce(url: str) -> None:
-        consents.append(asyncio.create_task(authorize_headlessly(hub.app, hub.client, url)))
-
-    with pytest.raises(ConnectFailed) as failed:
-        await connect(
-            hub.client,
-            str(hub.owner.tenant_id),
-            {"server": "linear"},
-            announce=announce,
-            timeout_s=10,
-            interval_s=0.05,
+    with live_hub(tmp_path, **SETTINGS) as hub:
+        await _owner_with_server(hub, peers)
+        failed, url = await _connect(hub, "linear")  # the server's iss is not its issuer
+        assert url
+        assert (failed.code, failed.error_lines[-1]) == (
+            1,
+            "hub: the authorization failed (iss_mismatch)",
         )
-    assert failed.value.exit_code == 1
-    assert "iss_mismatch" in str(failed.value)
+        waited, url = await _connect(hub, "linear", "--timeout", "1", consent=False)
+        assert url
+        assert waited.code == 2
+        assert waited.error_lines[-1].startswith("hub: timed out waiting for the authorization")
 
+        refusals = {
+            ("nowhere",): "server not found",
+            ("--credential", "nothing"): "no credential named 'nothing' in this tenant",
+            ("linear", "--credential", "x"): "name a server HANDLE or --credential, one of them",
+            (): "name a server HANDLE or --credential, one of them",
+            ("linear", "--client-secret-stdin"): "go with --client-id",
+            (
+                "linear",
+                "--client-id",
+                "c",
+                "--client-auth-method",
+                "none",
+                "--client-secret-stdin",
+            ): ("a public client (--client-auth-method none) has no secret"),
+        }
+        for args, message in refusals.items():
+            refused, url = await _connect(hub, *args)
+            assert (refused.code, url) == (1, ""), (args, refused)
+            [line] = refused.error_lines
+            assert message in line, (args, line)
 
-async def test_a_refusal_prints_the_hubs_message_and_request_id(hub: Hub) -> None:
-    hub.client.headers.update(hub.headers)
-    with pytest.raises(ConnectFailed) as refused:
-        await connect(hub.client, str(hub.owner.tenant_id), {"server": "nowhere"}, announce=print)
-    assert "server not found" in str(refused.value)
-    assert "[request " in str(refused.value)
-
-
-def test_the_key_comes_from_the_environment_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HUB_API_KEY", raising=False)
-    result = CliRunner().invoke(cli_app, ["oauth", "connect", "linear", "--tenant", "acme"])
-    assert result.exit_code == 2
-    assert "HUB_API_KEY" in result.output
+        away = await hub.cli("oauth", "connect", "linear", "--profile", "nobody")
+        assert away.code == 1
+        assert "hub login" in away.error_lines[-1]

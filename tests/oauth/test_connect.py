@@ -142,6 +142,41 @@ async def test_a_pre_registered_client_is_used_and_kept(
     assert again.status["status"] == "completed"
 
 
+async def test_a_pre_registered_client_is_kept_only_once_it_has_redeemed_a_code(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    """A mistyped client id, abandoned, must not replace the registration that works: the kept
+    pre-registered client outranks every other kind, so it would break each later connect."""
+    peers = await oauth_peers()
+    await hub.connected(peers)  # registers the server "linear"; a dynamic registration, kept
+    typo = await hub.start({"server": "linear", "client": {"client_id": "typo-id"}})
+    assert typo.status_code == 201, typo.text
+    assert "client_id=typo-id" in typo.json()["data"]["authorization_url"]
+    again = await hub.connect({"server": "linear"})  # abandoned: the dynamic one still serves
+    assert again.status is not None
+    assert again.status["status"] == "completed", again.status
+    async with hub.db.session(write=False) as session:
+        [kept] = (await session.execute(select(OAuthClient))).scalars()
+    [registered] = peers.auth.clients  # the one the server issued; "typo-id" it never knew
+    assert (kept.registration, kept.client_id) == ("dynamic", registered)
+
+
+async def test_a_pre_registered_client_the_token_endpoint_refuses_is_not_kept(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    peers = await oauth_peers(auth={"registration": False, "auth_methods": ["client_secret_post"]})
+    peers.auth.add_client("pre-id", "the-right-secret", "client_secret_post")
+    await hub.add_server("linear", peers.peer.url)
+    wrong = await hub.connect(
+        {"server": "linear", "client": {"client_id": "pre-id", "client_secret": "a-wrong-secret"}}
+    )
+    assert wrong.status is not None
+    assert (wrong.status["status"], wrong.status["reason"]) == ("failed", "token_request_failed")
+    refused = await hub.start({"server": "linear"})  # nothing kept, and no other way to register
+    assert refused.status_code == 422
+    assert refused.json()["error"]["reason"] == "registration_unavailable"
+
+
 async def test_no_way_to_register_is_a_clear_422(hub: Hub, oauth_peers: OAuthPeersStarter) -> None:
     peers = await oauth_peers(auth={"registration": False})
     await hub.add_server("linear", peers.peer.url)

@@ -7,7 +7,7 @@
 - :mod:`~hub.cli.remote.context` — shared options and the logged-in :class:`Remote` of a command;
 - :mod:`~hub.cli.remote.resolve` — names accepted wherever unique (resolved by list calls);
 - one module per resource group: ``login`` (login, logout, whoami), ``tenants``,
-  ``principals``, ``keys``, ``credentials``, ``servers``, ``catalogs``, ``deployments``,
+  ``principals``, ``keys``, ``credentials``, ``servers``, ``oauth``, ``catalogs``, ``deployments``,
   ``grants``, ``approvals``, ``audit``.
 """
 
@@ -23,6 +23,7 @@ from hub.cli.remote.deployments import deployments_app
 from hub.cli.remote.grants import grants_app
 from hub.cli.remote.keys import keys_app
 from hub.cli.remote.login import login, logout, whoami
+from hub.cli.remote.oauth import oauth_app
 from hub.cli.remote.principals import principals_app
 from hub.cli.remote.servers import servers_app
 from hub.cli.remote.tenants import tenants_app
@@ -36,6 +37,7 @@ GROUPS: dict[str, typer.Typer] = {
     "keys": keys_app,
     "credentials": credentials_app,
     "servers": servers_app,
+    "oauth": oauth_app,
     "catalogs": catalogs_app,
     "deployments": deployments_app,
     "grants": grants_app,

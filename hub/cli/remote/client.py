@@ -6,7 +6,8 @@ followed (a redirect could carry the key elsewhere), no proxy settings from the 
 verified against the system store or the profile's ``--hub-ca`` bundle.
 
 Every failure is a :class:`RemoteError` whose ``str`` is one line: the hub's own message, its
-error code, the HTTP status and the request id (what to quote to whoever runs the hub).
+error code (with the ``reason`` of an upstream or OAuth failure), the HTTP status and the request
+id (what to quote to whoever runs the hub).
 """
 
 from __future__ import annotations
@@ -35,13 +36,23 @@ class RemoteError(Exception):
 class HubFailure(RemoteError):
     """The hub answered with an error body (or something that is not the hub's JSON)."""
 
-    def __init__(self, status: int, code: str, message: str, request_id: str | None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        request_id: str | None,
+        *,
+        reason: str | None = None,
+    ) -> None:
         self.status = status
         self.code = code
         self.message = message
         self.request_id = request_id
+        self.reason = reason  # an upstream or OAuth failure's stable code
         rid = f", request {request_id}" if request_id else ""
-        super().__init__(f"{message} ({code}, HTTP {status}{rid})")
+        why = f": {reason}" if reason else ""
+        super().__init__(f"{message} ({code}{why}, HTTP {status}{rid})")
 
 
 class HubUnreachable(RemoteError):
@@ -53,10 +64,12 @@ def _failure(response: httpx2.Response) -> HubFailure:
     try:
         error = response.json()["error"]
         code, message = str(error["code"]), str(error["message"])
+        reason = str(error["reason"]) if error.get("reason") else None
         request_id = str(error.get("request_id") or request_id or "") or None
     except (ValueError, KeyError, TypeError):
         code, message = "http_error", "the server did not answer with a hub error body"
-    return HubFailure(response.status_code, code, message, request_id)
+        reason = None
+    return HubFailure(response.status_code, code, message, request_id, reason=reason)
 
 
 def _tls_context(ca_file: str | None) -> ssl.SSLContext | bool:
