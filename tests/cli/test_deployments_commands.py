@@ -175,3 +175,48 @@ async def test_entry_settings_and_the_sidecar(tmp_path: Path, sdk_peer: SdkPeerS
             "deployments", "update", "bot-peer", "--sidecar", "none", "--json", *OWNER
         )
         assert cleared.json()["sidecar_id"] is None
+
+
+@pytest.mark.slow
+async def test_a_direct_entry_whose_credential_the_sidecar_may_not_use_is_named(
+    tmp_path: Path, sdk_peer: SdkPeerStarter
+) -> None:
+    """Direct mode needs the sidecar to hold ``credential:<c>`` use; the write says so, with the
+    grant to run, which takes the credential's name (``credential:NAME``) like every command."""
+    peer = await sdk_peer("stateless")
+    origin = peer.url.removesuffix("/mcp")
+    with live_hub(tmp_path, HUB_ALLOW_LOOPBACK="true") as hub:
+        await tenant_with_owner(hub)
+        await hub.ok(
+            "credentials", "create", "peer-key", "--type", "api_key", "--base-url", origin,
+            "--secret-stdin", *OWNER, stdin="a-secret-value-long-enough",
+        )  # fmt: skip
+        await hub.ok("servers", "add", "peer", peer.url, "--credential", "peer-key", *OWNER)
+        await hub.ok("catalogs", "snapshot", "peer", *OWNER)
+        await hub.ok("principals", "create", "edge", "--kind", "service", *OWNER)
+        made = await hub.ok(
+            "deployments", "create", "bot", "--server", "peer", "--name", "bot-peer",
+            "--set", "peer.mode=direct", "--sidecar", "edge", *OWNER,
+        )  # fmt: skip
+        assert made.error_lines == [
+            "peer is in direct mode, but the sidecar edge may not use its credential peer-key: "
+            "its calls fail until `hub grants add edge credential:peer-key use`"
+        ]
+        granted = (
+            await hub.ok("grants", "add", "edge", "credential:peer-key", "use", "--json", *OWNER)
+        ).json()
+        [credential] = (await hub.ok("credentials", "list", "--json", *OWNER)).json()
+        assert granted["resource"] == f"credential:{credential['id']}"
+        checked = await hub.ok(
+            "grants", "check", "edge", "credential:peer-key", "use", "--json", *OWNER
+        )
+        assert checked.json()["effect"] == "allow"
+        quiet = await hub.ok(
+            "deployments", "update", "bot-peer", "--set", "peer.arguments=schema", *OWNER
+        )
+        assert quiet.error_lines == []
+        unknown = await hub.cli("grants", "add", "edge", "credential:nope", "use", *OWNER)
+        assert (unknown.code, unknown.error_lines) == (
+            1,
+            ["hub: no credential named 'nope' in this tenant"],
+        )

@@ -162,3 +162,32 @@ async def test_direct_mode_keeps_a_handshake_upstreams_session_between_calls(
     assert methods == [*opening, *["tools/call"] * 3]
     assert len({r.headers["mcp-session-id"] for r in peer.requests[seen:][1:]}) == 1
     assert {r.headers["authorization"] for r in peer.requests[seen:]} == {f"Bearer {CANARY}"}
+
+
+@pytest.mark.parametrize("host", ["hub", "sidecar"])
+async def test_the_agent_is_told_its_own_servers_name_not_the_upstreams(
+    tmp_path: Path, handmade_peer: HandmadePeerStarter, host: str
+) -> None:
+    """A 2026-07-28 upstream names itself in each result's ``_meta`` serverInfo; the agent's
+    server is the hub's endpoint or the sidecar, and a result passed on verbatim must not say
+    otherwise (the sidecar in direct mode once forwarded the upstream's name)."""
+    echo = {"name": "echo", "inputSchema": {"type": "object"}}
+    peer = await handmade_peer(era="modern", tools=[echo])
+    with live_hub(tmp_path) as hub:
+        db = Database.from_url(hub.db_url)
+        try:
+            async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
+                world = await deploy_direct(
+                    http,
+                    db,
+                    [Upstream("docs", peer.url, secret=CANARY, allow_without_ask=["echo"])],
+                    {"docs"},
+                )
+        finally:
+            await db.dispose()
+        async with _host(host, hub, world, tmp_path) as mcp:
+            done = await mcp.call_tool("docs__echo", {"n": 1})
+    assert not done.is_error, done
+    assert peer.count("tools/call") == 1
+    named = (done.meta or {}).get("io.modelcontextprotocol/serverInfo")
+    assert named is None or named["name"] == {"hub": "mcp-hub", "sidecar": "mcp-hub-sidecar"}[host]

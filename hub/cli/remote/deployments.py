@@ -13,7 +13,9 @@ read, changed and written back whole (``PATCH`` replaces them); the others stay 
 ``--set HANDLE.FIELD=VALUE`` sets one of an entry's settings (``mode`` relay|direct,
 ``arguments`` strict|schema, ``tool_names`` prefixed|plain; DESIGN §10.2, §10.5), and
 ``--sidecar NAME`` names the service principal that may lease direct-mode credentials
-(``--sidecar none`` removes it on update). The hub checks each, as it does over REST.
+(``--sidecar none`` removes it on update). The hub checks each, as it does over REST; a
+direct-mode entry whose credential the sidecar may not use yet is named after the write, with
+the grant it needs (:mod:`~hub.cli.remote.leases`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import typer
 
 from hub.cli.remote import resolve
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
+from hub.cli.remote.leases import warn_unleasable
 from hub.cli.remote.output import Column, fail
 from hub.cli.remote.profiles import DEFAULT_PROFILE
 
@@ -216,6 +219,7 @@ def create_deployment(
             body["sidecar_id"] = resolve.principal(r, sidecar)["id"]
         made = r.client.post(r.path("deployments"), body)
         r.out.done(made, f"deployment {made['id']} created: {_servers(made) or 'no servers'}")
+        warn_unleasable(r, made)
 
 
 @deployments_app.command("update")
@@ -279,6 +283,7 @@ def update_deployment(
             )
         made = r.client.patch(path, body, if_match=etag)
         r.out.done(made, f"deployment {made['id']} updated: {_servers(made) or 'no servers'}")
+        warn_unleasable(r, made)
 
 
 @deployments_app.command("drift")

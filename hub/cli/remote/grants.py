@@ -2,7 +2,8 @@
 
 Resources are ``kind:qualifier`` patterns — ``tool:github.*``, ``tool:github.search``,
 ``credential:*``, ``audit`` — and actions are per kind (``tool`` takes ``call``). A pattern that
-names an object by id takes the id (``credential:<id>``); principals are named by name or id.
+names a principal, credential or deployment takes its name or its id (``credential:gh-token`` is
+sent as ``credential:<its id>``); principals are named by name or id.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ grants_app = typer.Typer(no_args_is_help=True, help="Grants: who may do what.")
 
 PrincipalArg = Annotated[str, typer.Argument(metavar="PRINCIPAL", help="Name or id.")]
 ResourceArg = Annotated[
-    str, typer.Argument(metavar="RESOURCE", help="A pattern: tool:github.*, credential:*, …")
+    str,
+    typer.Argument(
+        metavar="RESOURCE", help="A pattern: tool:github.*, credential:*, credential:NAME, …"
+    ),
 ]
 
 
@@ -82,6 +86,7 @@ def add_grant(
             fail("--conditions must be a JSON object")
     with remote(profile, as_json, tenant) as r:
         found = resolve.principal(r, principal)
+        body["resource"] = resolve.resource(r, resource)
         made = r.client.post(r.path("grants"), {"principal_id": found["id"], **body})
         r.out.done(
             made,
@@ -140,6 +145,7 @@ def check_grant(
     """The decision PRINCIPAL gets for ACTION on RESOURCE, and the grant that decides it."""
     with remote(profile, as_json, tenant) as r:
         found = resolve.principal(r, principal)
+        resource = resolve.resource(r, resource)
         body = {"principal_id": found["id"], "resource": resource, "action": action.value}
         if deployment is not None:
             body["deployment_id"] = resolve.deployment(r, deployment)["id"]

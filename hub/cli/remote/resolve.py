@@ -3,8 +3,9 @@
 A principal, credential or deployment may be named by its id or by its name; a name must match
 exactly one object (live ones first: a deleted principal or revoked credential sharing a name
 with a live one does not make the name ambiguous). Keys are named by id or by their display
-prefix (``hub_<kid>``). Tenants need nothing here: the hub itself accepts a slug in ``{t}``, and
-servers are named by their handle in paths.
+prefix (``hub_<kid>``). A grant's resource pattern may name a principal, credential or
+deployment by name too (``credential:gh-token``). Tenants need nothing here: the hub itself
+accepts a slug in ``{t}``, and servers are named by their handle in paths.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import Any
 from hub.cli.remote.client import RemoteError
 from hub.cli.remote.context import Remote, is_id
 
-__all__ = ["credential", "deployment", "key", "names", "one_named", "principal"]
+__all__ = [
+    "credential",
+    "deployment",
+    "key",
+    "names",
+    "one_named",
+    "principal",
+    "resource",
+]
 
 Item = dict[str, Any]
 
@@ -78,3 +87,21 @@ def names(r: Remote, collection: str) -> dict[Any, Any]:
         return {item["id"]: item["name"] for item in listed if item.get("name")}
     except RemoteError:
         return {}
+
+
+#: Resource kinds whose patterns name objects by id, and the lookup of each by name.
+_BY_NAME: dict[str, Callable[[Remote, str], Item]] = {
+    "principal": principal,
+    "credential": credential,
+    "deployment": deployment,
+}
+
+
+def resource(r: Remote, pattern: str) -> str:
+    """``pattern`` with a principal's, credential's or deployment's name replaced by its id
+    (``credential:gh-token`` → ``credential:3f2…``): the hub's patterns name those by id."""
+    kind, colon, qualifier = pattern.partition(":")
+    lookup = _BY_NAME.get(kind)
+    if not colon or lookup is None or qualifier in ("", "*") or is_id(qualifier):
+        return pattern
+    return f"{kind}:{lookup(r, qualifier)['id']}"

@@ -3,7 +3,9 @@
 - **Verbatim**: an upstream result passes as it came (content blocks, ``structuredContent``,
   ``isError``), after redaction (:mod:`~hub.gateway.engine.redaction`).
 - **The hub's namespace**: keys under ``io.mcphub/`` in the result's, each block's and each listed
-  tool's ``_meta`` are the hub's; an upstream's are stripped before the hub adds its own.
+  tool's ``_meta`` are the hub's; an upstream's are stripped before the hub adds its own. So is
+  the upstream's ``io.modelcontextprotocol/serverInfo`` (2026-07-28): the server the agent talks
+  to is the hub's endpoint or a sidecar, which names itself.
 - **Size**: a result over ``HUB_MAX_TOOL_RESULT_BYTES`` (serialised) has its text blocks cut and
   its other blocks dropped to fit, marked ``_meta["io.mcphub/truncated"] = {"original_bytes"}``;
   when fitting would remove or alter the ``structuredContent`` of a tool that declares an
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from hub.gateway.engine.errors import error_result
+from hub.mcp.wire import SERVER_INFO_META_KEY
 
 __all__ = [
     "APPROVAL_META",
@@ -81,10 +84,15 @@ def _without_hub_keys(meta: Any) -> Any:
 
 
 def strip_hub_meta(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` without upstream keys in the hub's ``_meta`` namespace (result and blocks)."""
+    """``result`` without upstream keys in the hub's ``_meta`` namespace (result and blocks), and
+    without the upstream's ``io.modelcontextprotocol/serverInfo``: it names the server the hub
+    called, and the agent's server (the hub's endpoint, a sidecar) names itself there."""
     shaped = dict(result)
     if "_meta" in shaped:
-        shaped["_meta"] = _without_hub_keys(shaped["_meta"])
+        meta = _without_hub_keys(shaped.pop("_meta"))  # a new dict, when it is one
+        named = isinstance(meta, dict) and meta.pop(SERVER_INFO_META_KEY, None) is not None
+        if meta or not named:
+            shaped["_meta"] = meta
     content = shaped.get("content")
     if isinstance(content, list):
         shaped["content"] = [
