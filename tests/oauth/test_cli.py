@@ -167,3 +167,31 @@ async def test_failures_are_one_line_with_their_exit_status(
         away = await hub.cli("oauth", "connect", "linear", "--profile", "nobody")
         assert away.code == 1
         assert "hub login" in away.error_lines[-1]
+
+
+async def test_a_refused_refresh_token_says_how_to_connect_again(
+    tmp_path: Path, oauth_peers: OAuthPeersStarter
+) -> None:
+    """``invalid_grant`` on refresh leaves the credential in ``error``; ``hub credentials`` says
+    which command brings it back, and that command does."""
+    peers = await oauth_peers(auth={"access_ttl_s": 30})  # inside the 60 s lead: each use refreshes
+    with live_hub(tmp_path, **SETTINGS) as hub:
+        await _owner_with_server(hub, peers)
+        assert (await _connect(hub, "linear"))[0].code == 0
+        peers.auth.knobs.refresh_error = "invalid_grant"
+        refused = await hub.cli("catalogs", "snapshot", "linear", *OWNER)
+        assert refused.code == 1
+        shown = await hub.ok("credentials", "show", "linear-oauth", *OWNER)
+        assert "error" in shown.stdout.split()
+        hint = (
+            "linear-oauth: its authorization server refused the refresh token, so nothing can "
+            "use it until you connect again: hub oauth connect linear"
+        )
+        assert shown.error_lines == [hint]
+        assert (await hub.ok("credentials", "list", *OWNER)).error_lines == [hint]
+        peers.auth.knobs.refresh_error = None
+        assert (await _connect(hub, "linear"))[0].code == 0
+        [credential] = (await hub.ok("credentials", "list", "--json", *OWNER)).json()
+        assert (credential["status"], credential["version"]) == ("active", 2)
+        assert (await hub.ok("credentials", "list", *OWNER)).error_lines == []
+        await hub.ok("catalogs", "snapshot", "linear", *OWNER)

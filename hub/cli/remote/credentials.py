@@ -15,8 +15,9 @@ from typing import Annotated, Any
 import typer
 
 from hub.cli.remote import resolve
-from hub.cli.remote.context import JsonOpt, ProfileOpt, TenantOpt, remote
-from hub.cli.remote.output import Column, fail
+from hub.cli.remote.client import HubFailure
+from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
+from hub.cli.remote.output import Column, fail, note, safe
 from hub.cli.remote.profiles import DEFAULT_PROFILE
 
 __all__ = ["credentials_app", "read_secret"]
@@ -78,7 +79,9 @@ def list_credentials(
 ) -> None:
     """List credentials (never their secrets)."""
     with remote(profile, as_json, tenant) as r:
-        r.out.table(r.client.list_all(r.path("credentials")), COLUMNS)
+        items = r.client.list_all(r.path("credentials"))
+        r.out.table(items, COLUMNS)
+        _reconnect_notes(r, items)
 
 
 @credentials_app.command("show")
@@ -90,7 +93,34 @@ def show_credential(
 ) -> None:
     """Show a credential (never its secret)."""
     with remote(profile, as_json, tenant) as r:
-        r.out.record(resolve.credential(r, credential), COLUMNS)
+        found = resolve.credential(r, credential)
+        r.out.record(found, COLUMNS)
+        _reconnect_notes(r, [found])
+
+
+def _reconnect_notes(r: Remote, items: list[dict[str, Any]]) -> None:
+    """For each OAuth credential in ``error`` (its refresh token refused: nothing can use it
+    until someone consents again), the command that connects it again."""
+    broken = [c for c in items if c.get("type") == "oauth_token" and c.get("status") == "error"]
+    if not broken:
+        return
+    try:
+        servers = r.client.list_all(r.path("servers"))
+    except HubFailure:
+        servers = []
+    for credential in broken:
+        handles = [s["handle"] for s in servers if s.get("credential_id") == credential["id"]]
+        again = (
+            f"hub oauth connect {handles[0]}"
+            if handles
+            else f"hub oauth connect --credential {credential['name']}"
+        )
+        note(
+            safe(
+                f"{credential['name']}: its authorization server refused the refresh token, "
+                f"so nothing can use it until you connect again: {again}"
+            )
+        )
 
 
 @credentials_app.command("create")
