@@ -49,7 +49,9 @@ async def snapshot(
     async with db.session(write=False) as read:
         server = await servers_service.get_server(read, access.tenant_id, handle)
         await servers_service.require_credential_use(access, server.credential_id)
-        target = await resolve_target(read, ctx, access.tenant_id, server.url, server.credential_id)
+        target = await resolve_target(
+            read, ctx, access.tenant_id, server.url, server.credential_id, servers_own=True
+        )
     found = await run_discovery(
         ctx, access.tenant_id, target, server.era, db=db
     )  # no transaction is open here

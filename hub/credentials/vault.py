@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import clock
 from hub.core.crypto import CredentialUnavailable, Keyring, Sealed, credential_aad
-from hub.core.errors import NotFound
+from hub.core.errors import DiscoveryFailed, NotFound
 from hub.core.logging import redacting
 from hub.core.tenancy import TenantId
 from hub.credentials import repository
@@ -30,6 +30,7 @@ __all__ = [
     "decrypt_for_use",
     "is_expired",
     "is_refreshable",
+    "load_server_credential",
     "load_usable_credential",
 ]
 
@@ -60,6 +61,37 @@ async def load_usable_credential(
     ):
         raise NotFound(UNUSABLE_MESSAGE)
     return credential
+
+
+def _why_unusable(credential: Credential | None) -> str:
+    if credential is None:
+        return "it no longer exists"
+    if credential.status == "error" and credential.is_oauth:
+        return "its authorization server refused the refresh token: connect the server again"
+    if credential.status != "active":
+        return f"it is {credential.status}"
+    if credential.type not in CREDENTIAL_TYPES_FOR_MCP:
+        return f"a {credential.type} credential is never sent upstream"
+    if credential.secret_ciphertext is None:
+        return "it holds no secret"
+    return "it expired and cannot be refreshed"
+
+
+async def load_server_credential(
+    session: AsyncSession, tenant_id: TenantId, credential_id: uuid.UUID
+) -> Credential:
+    """A registered server's own credential, if it can be used now; else 422
+    ``credential_unavailable`` saying why. The caller named the server, not the credential, and
+    may see which credential it is bound to, so the cause is told rather than read as absent
+    (DESIGN §9: "422 ``credential_unavailable`` where a server's own credential is used")."""
+    try:
+        return await load_usable_credential(session, tenant_id, credential_id)
+    except NotFound:
+        credential = await repository.get_credential(session, tenant_id, credential_id)
+        raise DiscoveryFailed(
+            "credential_unavailable",
+            f"the server's credential cannot be used: {_why_unusable(credential)}",
+        ) from None
 
 
 def is_expired(credential: Credential) -> bool:

@@ -1,6 +1,8 @@
 """Resolving an upstream target before any I/O (DESIGN §5).
 
-Order: static URL checks (400) → the credential, if any, must be usable (404, all cases alike) →
+Order: static URL checks (400) → the credential, if any, must be usable (404, all cases alike;
+a server's own credential, when the caller named the server: 422 ``credential_unavailable``
+with its cause) →
 the pin: the origin of the credential's ``api_base_url``, or the URL's own origin with no credential
 or the keyless sentinel; a URL outside it is 422 ``origin_refused``. Discovery, server registration,
 catalog snapshots and the gateway all resolve their targets here, so they validate the same way.
@@ -15,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.errors import BadRequest
 from hub.core.tenancy import TenantId
-from hub.credentials.vault import load_usable_credential
+from hub.credentials.vault import load_server_credential, load_usable_credential
 from hub.egress import UrlRejected, validate_url
 from hub.models import Credential
 from hub.upstream.context import UpstreamContext
@@ -42,12 +44,18 @@ async def resolve_target(
     tenant_id: TenantId,
     url: str,
     credential_id: uuid.UUID | None,
+    *,
+    servers_own: bool = False,
 ) -> Target:
-    """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin."""
+    """400 for a bad URL, 404 for an unusable credential, 422 for a URL off the credential's pin.
+
+    ``servers_own``: the credential is a registered server's own, used because the caller named
+    the server (a snapshot): an unusable one is 422 ``credential_unavailable`` with its cause."""
     if credential_id is None:
         return resolve_keyless(ctx, url)
     checked = _checked(ctx, url)
-    credential = await load_usable_credential(session, tenant_id, credential_id)
+    load = load_server_credential if servers_own else load_usable_credential
+    credential = await load(session, tenant_id, credential_id)
     pin = pin_origin(ctx.keyring, credential, checked)
     ensure_within_pin(ctx.egress, pin, checked)
     return Target(url=checked, pin=pin, credential=credential)

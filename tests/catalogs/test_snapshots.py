@@ -140,3 +140,34 @@ async def test_snapshot_failure_is_422_and_stores_nothing(
     assert response.json()["error"]["reason"] == "handshake_failed"
     listed = await client.get(f"{server_url}/catalogs", headers=admin.headers)
     assert listed.json()["data"] == []
+
+
+async def test_a_servers_revoked_credential_is_422_with_its_cause(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """The caller named the server, not the credential: it is told why the server's own
+    credential cannot be used (DESIGN §9), and nothing goes upstream."""
+    peer = await handmade_peer(era="modern")
+    tenant = await make_tenant(database)
+    admin = await make_principal(database, tenant.id)
+    base = f"/tenants/{tenant.id}"
+    origin = peer.url.removesuffix("/mcp")
+    made = await client.post(
+        f"{base}/credentials",
+        json={"name": "k", "type": "api_key", "api_base_url": origin, "secret": "s" * 24},
+        headers=admin.headers,
+    )
+    assert made.status_code == 201, made.text
+    credential_id = made.json()["data"]["id"]
+    server = {"handle": "peer", "url": peer.url, "credential_id": credential_id}
+    added = await client.post(f"{base}/servers", json=server, headers=admin.headers)
+    assert added.status_code == 201, added.text
+    revoked = await client.delete(f"{base}/credentials/{credential_id}", headers=admin.headers)
+    assert revoked.status_code in (200, 204), revoked.text
+    seen = len(peer.requests)
+    refused = await client.post(f"{base}/servers/peer/catalogs", headers=admin.headers)
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert (error["code"], error["reason"]) == ("discovery_failed", "credential_unavailable")
+    assert error["message"] == "the server's credential cannot be used: it is revoked"
+    assert len(peer.requests) == seen

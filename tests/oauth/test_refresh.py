@@ -100,8 +100,10 @@ async def test_invalid_grant_marks_the_credential_error_after_one_attempt(
     events = await audit_events(hub.db, action="credential.refresh", outcome="failed")
     assert len(events) == 1
     assert events[0].details["error"] == "invalid_grant"
-    again = await hub.snapshot("linear")
-    assert again.status_code == 404  # an unusable credential reads as absent
+    again = await hub.snapshot("linear")  # the same answer, now with the cause
+    assert again.status_code == 422
+    assert again.json()["error"]["reason"] == "credential_unavailable"
+    assert "refused the refresh token" in again.json()["error"]["message"]
     assert len(peers.auth.token_requests("refresh_token")) == 1
 
 
