@@ -42,6 +42,11 @@ _ALIASES: Final[dict[str, str]] = {
 }
 #: ``unauthorized`` when no secret went out (no credential, or the keyless sentinel).
 UNAUTHORIZED_UNSENT: Final = "upstream requires authorization, and no credential was sent"
+#: … and its challenge names its OAuth protected resource metadata (RFC 9728 §5.1).
+UNAUTHORIZED_OAUTH: Final = (
+    "upstream requires authorization, and no credential was sent; it names an OAuth "
+    "authorization server: connect the server by OAuth (POST /tenants/{t}/oauth/authorizations)"
+)
 
 
 def as_discovery_failure(
@@ -50,7 +55,8 @@ def as_discovery_failure(
     credential_sent: bool = True,
 ) -> HubError:
     """The 400 or 422 for ``exc``. An ``unauthorized`` says whether a credential was sent at all
-    (DESIGN §14): "refused the credential" is wrong advice when there was none to refuse."""
+    (DESIGN §14): "refused the credential" is wrong advice when there was none to refuse; and,
+    when none was and the challenge points to OAuth metadata, that the server wants OAuth."""
     reason = _ALIASES.get(exc.reason, exc.reason)
     if reason == "invalid_url" and isinstance(exc, EgressError):
         return BadRequest(exc.message)  # the URL rules' own fixed text, never the URL
@@ -58,5 +64,8 @@ def as_discovery_failure(
         reason = "protocol_error"
     if reason == "unauthorized":
         message = MESSAGES[reason] if credential_sent else UNAUTHORIZED_UNSENT
+        challenge = exc.challenge if isinstance(exc, McpError) else None
+        if not credential_sent and challenge is not None and challenge.resource_metadata:
+            message = UNAUTHORIZED_OAUTH
         return DiscoveryFailed(reason, message, credential_sent=credential_sent)
     return DiscoveryFailed(reason, MESSAGES[reason])

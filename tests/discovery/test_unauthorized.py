@@ -57,3 +57,25 @@ async def test_unauthorized_says_whether_a_credential_was_sent(
         assert error["message"] == "upstream refused the credential"
     else:
         assert error["message"] == "upstream requires authorization, and no credential was sent"
+
+
+async def test_a_challenge_naming_oauth_metadata_says_to_connect_by_oauth(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """An MCP server that wants OAuth names its protected resource metadata in the challenge
+    (RFC 9728 §5.1): the answer says what to do, not only that nothing was sent."""
+    peer = await handmade_peer(era="modern")
+    metadata = peer.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+    challenge = {"www-authenticate": f'Bearer resource_metadata="{metadata}"'}
+    peer.override("*", Reply(status=401, headers=challenge, body={"error": "invalid_token"}))
+    setup = await make_tenant_admin(database)
+    response = await client.post(
+        setup.url("mcp", "discover"), json={"url": peer.url}, headers=setup.admin.headers
+    )
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert (error["reason"], error["credential_sent"]) == ("unauthorized", False)
+    assert error["message"].startswith(
+        "upstream requires authorization, and no credential was sent; it names an OAuth "
+        "authorization server: connect the server by OAuth"
+    )
