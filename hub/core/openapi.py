@@ -46,6 +46,11 @@ _ERROR_SCHEMA: dict[str, Any] = {
                     "type": "boolean",
                     "description": "422 unauthorized: whether a credential was sent at all",
                 },
+                "oauth": {
+                    "type": "boolean",
+                    "description": "422 unauthorized, no credential sent: the server's challenge "
+                    "names OAuth metadata, so connect it by OAuth",
+                },
                 "retry_after_s": {"type": "integer"},
                 "limit": {"type": "string"},
                 "details": {

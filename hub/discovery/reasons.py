@@ -66,6 +66,6 @@ def as_discovery_failure(
         message = MESSAGES[reason] if credential_sent else UNAUTHORIZED_UNSENT
         challenge = exc.challenge if isinstance(exc, McpError) else None
         if not credential_sent and challenge is not None and challenge.resource_metadata:
-            message = UNAUTHORIZED_OAUTH
+            return DiscoveryFailed(reason, UNAUTHORIZED_OAUTH, credential_sent=False, oauth=True)
         return DiscoveryFailed(reason, message, credential_sent=credential_sent)
     return DiscoveryFailed(reason, MESSAGES[reason])

@@ -53,6 +53,7 @@ async def test_unauthorized_says_whether_a_credential_was_sent(
     error = response.json()["error"]
     assert error["reason"] == "unauthorized"
     assert error["credential_sent"] is (credential == "token")
+    assert "oauth" not in error  # the challenge names no OAuth metadata
     if credential == "token":
         assert error["message"] == "upstream refused the credential"
     else:
@@ -74,7 +75,11 @@ async def test_a_challenge_naming_oauth_metadata_says_to_connect_by_oauth(
     )
     assert response.status_code == 422
     error = response.json()["error"]
-    assert (error["reason"], error["credential_sent"]) == ("unauthorized", False)
+    assert (error["reason"], error["credential_sent"], error["oauth"]) == (
+        "unauthorized",
+        False,
+        True,
+    )
     assert error["message"].startswith(
         "upstream requires authorization, and no credential was sent; it names an OAuth "
         "authorization server: connect the server by OAuth"

@@ -73,6 +73,13 @@ async def test_connect_then_step_up_with_the_login_profile(
     peers = await oauth_peers()
     with live_hub(tmp_path, **SETTINGS) as hub:
         await _owner_with_server(hub, peers)
+        early = await hub.cli("catalogs", "snapshot", "linear", *OWNER)  # before connecting
+        assert early.code == 1
+        assert (
+            early.error_lines[0]
+            == "linear wants OAuth: hub oauth connect linear, then snapshot again"
+        )
+        assert "(discovery_failed: unauthorized, HTTP 422" in early.error_lines[1]
         done, url = await _connect(hub, "linear")
         assert done.code == 0, done
         assert url.startswith(f"{peers.auth.issuer}/authorize?")

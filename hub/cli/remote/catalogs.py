@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from hub.cli.remote import resolve
+from hub.cli.remote.client import HubFailure
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
-from hub.cli.remote.output import Column, fail, progress
+from hub.cli.remote.output import Column, fail, note, progress
 from hub.cli.remote.profiles import DEFAULT_PROFILE
 
 __all__ = ["catalogs_app"]
@@ -72,8 +73,13 @@ def snapshot(
 ) -> None:
     """Discover the server and snapshot its tools (a new version only if something changed)."""
     with remote(profile, as_json, tenant) as r:
-        with progress(f"discovering {handle}"):
-            made = r.client.post(r.path("servers", handle, "catalogs"))
+        try:
+            with progress(f"discovering {handle}"):
+                made = r.client.post(r.path("servers", handle, "catalogs"))
+        except HubFailure as exc:
+            if exc.fields.get("oauth") is True:
+                note(f"{handle} wants OAuth: hub oauth connect {handle}, then snapshot again")
+            raise
         count = len(made.get("tools") or [])
         said = "created" if made.get("created") else "unchanged: still"
         r.out.done(made, f"{handle}: catalog {said} version {made['version']} ({count} tools)")

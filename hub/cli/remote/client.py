@@ -44,12 +44,14 @@ class HubFailure(RemoteError):
         request_id: str | None,
         *,
         reason: str | None = None,
+        fields: dict[str, Any] | None = None,
     ) -> None:
         self.status = status
         self.code = code
         self.message = message
         self.request_id = request_id
         self.reason = reason  # an upstream or OAuth failure's stable code
+        self.fields = fields or {}  # the error body's other fields (``credential_sent``, …)
         rid = f", request {request_id}" if request_id else ""
         why = f": {reason}" if reason else ""
         super().__init__(f"{message} ({code}{why}, HTTP {status}{rid})")
@@ -65,11 +67,12 @@ def _failure(response: httpx2.Response) -> HubFailure:
         error = response.json()["error"]
         code, message = str(error["code"]), str(error["message"])
         reason = str(error["reason"]) if error.get("reason") else None
+        fields = dict(error)
         request_id = str(error.get("request_id") or request_id or "") or None
     except (ValueError, KeyError, TypeError):
         code, message = "http_error", "the server did not answer with a hub error body"
-        reason = None
-    return HubFailure(response.status_code, code, message, request_id, reason=reason)
+        reason, fields = None, {}
+    return HubFailure(response.status_code, code, message, request_id, reason=reason, fields=fields)
 
 
 def _tls_context(ca_file: str | None) -> ssl.SSLContext | bool:
