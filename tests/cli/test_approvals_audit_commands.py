@@ -169,3 +169,22 @@ async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
         rows = [line.split() for line in table.stdout.splitlines()]
         assert ["owner", "principal.create"] in [row[2:4] for row in rows], rows  # by name
         await hub.ok("audit", "verify", "--profile", "owner")
+
+        # filtered by the hub: an action, an actor by name, an outcome, a time
+        owner = ("--profile", "owner")
+        mine = (await hub.ok("audit", "tail", "--actor", "owner", "--json", *owner)).json()
+        assert mine
+        assert {row["actor_id"] for row in mine} == {tail.json()[-1]["actor_id"]}
+        made = await hub.ok("audit", "tail", "--action", "principal.create", "--json", *owner)
+        assert {row["action"] for row in made.json()} == {"principal.create"}
+        assert (await hub.ok("audit", "tail", "--outcome", "denied", "--json", *owner)).json() == []
+        later = await hub.ok("audit", "tail", "--since", "2999-01-01T00:00:00Z", "--json", *owner)
+        assert later.json() == []
+        nobody = await hub.cli("audit", "tail", "--actor", "nobody", *owner)
+        assert (nobody.code, nobody.error_lines) == (
+            1,
+            ["hub: no principal named 'nobody' in this tenant"],
+        )
+        unknown = await hub.cli("audit", "tail", "--action", "no.such", *owner)
+        assert unknown.code == 1
+        assert len(unknown.error_lines) == 1, unknown.stderr

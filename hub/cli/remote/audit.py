@@ -2,16 +2,18 @@
 
 Written against ``GET /tenants/{t}/audit`` (a cursor-paginated list, oldest first) and
 ``GET /tenants/{t}/audit/verify`` (the hash chain's check). ``tail`` walks the list to its end
-with a progress bar and prints the last rows; ``--follow`` then re-reads the last page every
-``--interval`` seconds and prints rows it has not shown yet. ``verify`` prints the hub's answer
-and exits 1 when the chain is reported broken; ``verify --local`` checks the database directly
-(:mod:`hub.cli.audit`).
+with a progress bar and prints the last rows (only those matching ``--action``, ``--actor``,
+``--outcome`` and ``--since``, filtered by the hub, when given); ``--follow`` then re-reads the
+last page every ``--interval`` seconds and prints rows it has not shown yet. ``verify`` prints
+the hub's answer and exits 1 when the chain is reported broken; ``verify --local`` checks the
+database directly (:mod:`hub.cli.audit`).
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
@@ -39,14 +41,14 @@ def _columns(names: dict[Any, Any]) -> list[Column]:
     ]
 
 
-def _walk(r: Remote, last: int) -> tuple[list[dict[str, Any]], str | None]:
+def _walk(r: Remote, last: int, filters: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     """The last ``last`` rows, and the cursor that reads the final page again."""
     rows: deque[dict[str, Any]] = deque(maxlen=last)
     cursor: str | None = None
     seen = 0
     with progress("reading the audit trail") as update:
         while True:
-            params: dict[str, Any] = {"limit": PAGE_LIMIT, "cursor": cursor}
+            params: dict[str, Any] = {**filters, "limit": PAGE_LIMIT, "cursor": cursor}
             body = r.client.request("GET", r.path("audit"), params=_present(params)).json()
             page = list(body.get("data") or [])
             rows.extend(page)
@@ -61,9 +63,28 @@ def _present(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 
 
+class Outcome(StrEnum):
+    success = "success"
+    denied = "denied"
+    failed = "failed"
+    pending = "pending"
+
+
 @audit_app.command("tail")
 def tail(
     lines: Annotated[int, typer.Option("--lines", "-n", min=1, max=10_000, help="How many.")] = 20,
+    action: Annotated[
+        str | None,
+        typer.Option("--action", metavar="ACTION", help="Only this action, e.g. tool.call."),
+    ] = None,
+    actor: Annotated[
+        str | None, typer.Option("--actor", metavar="PRINCIPAL", help="Only theirs: name or id.")
+    ] = None,
+    outcome: Annotated[Outcome | None, typer.Option("--outcome", help="Only these.")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="TIME", help="Only rows at or after (ISO 8601, a zone)."),
+    ] = None,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new rows.")] = False,
     interval: Annotated[
         float, typer.Option("--interval", min=0.5, help="Seconds between polls.")
@@ -74,13 +95,21 @@ def tail(
 ) -> None:
     """Print the newest audit rows (and, with --follow, new ones as they come)."""
     with remote(profile, as_json, tenant) as r:
-        rows, cursor = _walk(r, lines)
+        filters = _present(
+            {
+                "action": action,
+                "actor": resolve.principal(r, actor)["id"] if actor else None,
+                "outcome": outcome.value if outcome else None,
+                "since": since,
+            }
+        )
+        rows, cursor = _walk(r, lines, filters)
         columns = _columns(resolve.names(r, "principals"))
         r.out.table(rows, columns)
         shown = {row.get("id") for row in rows}
         while follow:
             time.sleep(interval)
-            params = _present({"limit": PAGE_LIMIT, "cursor": cursor})
+            params = _present({**filters, "limit": PAGE_LIMIT, "cursor": cursor})
             body = r.client.request("GET", r.path("audit"), params=params).json()
             fresh = [row for row in body.get("data") or [] if row.get("id") not in shown]
             if fresh:
