@@ -16,6 +16,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from hub.cli.remote.client import HubClient
+from hub.cli.remote.context import Remote
+from hub.cli.remote.oauth import _callback_note
+from hub.cli.remote.output import Output
+from hub.cli.remote.profiles import Profile
 from tests.cli.support import CliResult, LiveHub, live_hub, tenant_with_owner
 from tests.oauth.conftest import OAuthPeers, OAuthPeersStarter
 from tests.support.hubcommand import hub_argv
@@ -84,6 +89,11 @@ async def test_connect_then_step_up_with_the_login_profile(
         assert done.code == 0, done
         assert url.startswith(f"{peers.auth.issuer}/authorize?")
         assert done.stdout.strip() == url  # the URL alone on stdout
+        assert (
+            "after you consent, your browser is sent to http://hub.test/oauth/callback (the hub's "
+            f"HUB_PUBLIC_URL), not to {hub.url}; if it cannot reach that address, ask whoever "
+            "runs the hub to set HUB_PUBLIC_URL"
+        ) in done.error_lines
         [credential] = (await hub.ok("credentials", "list", "--json", *OWNER)).json()
         assert credential["type"] == "oauth_token"
         assert f"connected linear: credential {credential['name']} ({credential['id']})" in (
@@ -202,3 +212,27 @@ async def test_a_refused_refresh_token_says_how_to_connect_again(
         assert (credential["status"], credential["version"]) == ("active", 2)
         assert (await hub.ok("credentials", "list", *OWNER)).error_lines == []
         await hub.ok("catalogs", "snapshot", "linear", *OWNER)
+
+
+@pytest.mark.parametrize(
+    ("profile_url", "warned"),
+    [
+        ("https://hub.example.com", False),
+        ("https://HUB.example.com/", False),
+        ("https://hub.example.com:8443", True),
+        ("http://10.0.0.7:8080", True),
+    ],
+)
+def test_a_callback_elsewhere_than_the_profiles_hub_is_named(
+    profile_url: str, warned: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    redirect = urllib.parse.quote("https://hub.example.com/oauth/callback", safe="")
+    authorization_url = f"https://as.example.com/authorize?client_id=c&redirect_uri={redirect}"
+    client = HubClient(profile_url, "hub_not-a-real-key")  # never used: no request is made
+    try:
+        r = Remote(client, Profile("p", profile_url), Output(False), None)
+        _callback_note(r, authorization_url)
+    finally:
+        client.close()
+    said = capsys.readouterr().err
+    assert ("https://hub.example.com/oauth/callback" in said) is warned, said

@@ -8,7 +8,9 @@ Like every remote command it acts with the login profile (``--profile``, ``--ten
 authorization URL alone on stdout for the operator to open, then polls ``GET …/{id}`` every
 ``--interval`` seconds until the hub has the token (exit 0, naming the credential), the
 authorization failed (exit 1, with its reason) or ``--timeout`` passed (exit 2). A refusal by
-the hub is its one line and request id, exit 1.
+the hub is its one line and request id, exit 1. When the authorization server will send the
+browser back to an origin other than the profile's hub (``HUB_PUBLIC_URL`` left at a local
+default on a remote hub), the command says so before waiting.
 
 A client registered with the authorization server beforehand (a server that offers neither
 client-ID metadata documents nor dynamic registration): ``--client-id`` with
@@ -19,6 +21,7 @@ never a flag.
 from __future__ import annotations
 
 import time
+import urllib.parse
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -82,6 +85,27 @@ def _wait(r: Remote, authorization: str, timeout_s: float, interval_s: float) ->
                 TIMED_OUT,
             )
         time.sleep(interval_s)
+
+
+def _origin(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _callback_note(r: Remote, authorization_url: str) -> None:
+    """Say so when the browser will be sent back somewhere other than the hub logged in to: the
+    callback is ``HUB_PUBLIC_URL/oauth/callback``, and a hub whose ``HUB_PUBLIC_URL`` was left at
+    its local default sends a remote operator's browser to an address it cannot reach."""
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(authorization_url).query)
+    redirect = (query.get("redirect_uri") or [""])[0]
+    if redirect and _origin(redirect) != _origin(r.profile.url):
+        note(
+            safe(
+                f"after you consent, your browser is sent to {redirect} (the hub's "
+                f"HUB_PUBLIC_URL), not to {r.profile.url}; if it cannot reach that address, "
+                "ask whoever runs the hub to set HUB_PUBLIC_URL"
+            )
+        )
 
 
 def _credential_name(r: Remote, credential_id: str) -> str:
@@ -153,6 +177,7 @@ def connect(
         started = r.client.post(r.path("oauth", "authorizations"), body)
         note("Open this URL in a browser to authorise the hub:")
         typer.echo(safe(started["authorization_url"]))
+        _callback_note(r, str(started["authorization_url"]))
         done = _wait(r, str(started["id"]), timeout, interval)
         name = _credential_name(r, str(done["credential_id"]))
         server = f"{done['server']}: " if done.get("server") else ""
