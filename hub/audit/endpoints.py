@@ -1,7 +1,8 @@
 """Reading the audit trail (DESIGN §4, §11): a tenant's chain, and the platform's.
 
-- ``GET /tenants/{t}/audit`` — events oldest first, filtered by ``action``, ``actor``,
-  ``outcome``, ``since`` (inclusive) and ``until`` (exclusive), with cursor pagination;
+- ``GET /tenants/{t}/audit`` — events oldest first (``order=newest``: newest first), filtered
+  by ``action``, ``actor``, ``outcome``, ``since`` (inclusive) and ``until`` (exclusive), with
+  cursor pagination;
 - ``GET /tenants/{t}/audit/verify`` — the hash chain checked from its first row to its head;
 - ``GET /tenants/{t}/audit/export`` — the chain as NDJSON (one event per line, ``seq`` order,
   same filters), streamed for a SIEM.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from enum import StrEnum
 from typing import Annotated, Any
 
 from fastapi import Depends, Query
@@ -68,6 +70,17 @@ def audit_filters(
 FiltersDep = Annotated[AuditFilters, Depends(audit_filters)]
 
 
+class ListOrder(StrEnum):
+    """``oldest`` first (the chain's order, the default) or ``newest`` first (what a person
+    looking at a long trail wants; a page's cursor continues in the same direction)."""
+
+    oldest = "oldest"
+    newest = "newest"
+
+
+OrderDep = Annotated[ListOrder, Query(description="oldest (default) or newest first")]
+
+
 def _verified(result: service.Verification) -> Envelope[AuditVerifyRead]:
     return Envelope(
         data=AuditVerifyRead(
@@ -94,10 +107,17 @@ def _ndjson(db: Database, tenant_id: TenantId | None, filters: AuditFilters) -> 
 
 @router.get("", name="audit.list")
 async def list_audit(
-    session: SessionDep, page: PageParamsDep, filters: FiltersDep, access: AuditReader
+    session: SessionDep,
+    page: PageParamsDep,
+    filters: FiltersDep,
+    access: AuditReader,
+    order: OrderDep = ListOrder.oldest,
 ) -> ListEnvelope[AuditEventRead]:
-    """List the tenant's audit events, oldest first."""
-    result = await service.list_events(session, access.tenant_id, filters, page)
+    """List the tenant's audit events, oldest first (``order=newest``: newest first)."""
+    newest = order is ListOrder.newest
+    result = await service.list_events(
+        session, access.tenant_id, filters, page, newest_first=newest
+    )
     return ListEnvelope.of(result, AuditEventRead)
 
 
@@ -115,10 +135,15 @@ async def export_audit(db: DatabaseDep, filters: FiltersDep, access: AuditReader
 
 @platform_router.get("", name="platform_audit.list")
 async def list_platform_audit(
-    session: SessionDep, page: PageParamsDep, filters: FiltersDep, caller: PlatformAdminDep
+    session: SessionDep,
+    page: PageParamsDep,
+    filters: FiltersDep,
+    caller: PlatformAdminDep,
+    order: OrderDep = ListOrder.oldest,
 ) -> ListEnvelope[AuditEventRead]:
-    """List the platform's own audit events (no tenant), oldest first."""
-    result = await service.list_events(session, None, filters, page)
+    """List the platform's own audit events (no tenant), oldest first (or ``order=newest``)."""
+    newest = order is ListOrder.newest
+    result = await service.list_events(session, None, filters, page, newest_first=newest)
     return ListEnvelope.of(result, AuditEventRead)
 
 

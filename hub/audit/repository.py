@@ -207,10 +207,16 @@ def _filtered(tenant_id: TenantId | None, filters: AuditFilters) -> Select[Audit
 
 
 async def list_events(
-    session: AsyncSession, tenant_id: TenantId | None, filters: AuditFilters, params: PageParams
+    session: AsyncSession,
+    tenant_id: TenantId | None,
+    filters: AuditFilters,
+    params: PageParams,
+    *,
+    newest_first: bool = False,
 ) -> Page[AuditEvent]:
     query = _filtered(tenant_id, filters)
-    return await fetch_page(session, query, params, order=(AuditEvent.at, AuditEvent.id))
+    order = (AuditEvent.at, AuditEvent.id)
+    return await fetch_page(session, query, params, order=order, newest_first=newest_first)
 
 
 async def chain_rows(

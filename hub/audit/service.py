@@ -258,10 +258,17 @@ async def record_failure(
 
 
 async def list_events(
-    session: AsyncSession, tenant_id: TenantId | None, filters: AuditFilters, page: PageParams
+    session: AsyncSession,
+    tenant_id: TenantId | None,
+    filters: AuditFilters,
+    page: PageParams,
+    *,
+    newest_first: bool = False,
 ) -> Page[AuditEvent]:
-    """One page of a chain's events, oldest first, filtered."""
-    return await repository.list_events(session, tenant_id, filters, page)
+    """One page of a chain's events, oldest first (or newest first), filtered."""
+    return await repository.list_events(
+        session, tenant_id, filters, page, newest_first=newest_first
+    )
 
 
 async def verify_chain(db: Database, tenant_id: TenantId | None) -> Verification:

@@ -1,6 +1,7 @@
-"""The audit pages: the tenant's trail, oldest first, filtered by action, actor, outcome and a
-time range, a page at a time; and the hash chain's verification (DESIGN §11, §14). Both need
-``audit`` : ``read``, as the API does; neither writes."""
+"""The audit pages: the tenant's trail, newest first (what a person looking wants; "Older
+events" pages back), filtered by action, actor, outcome and a time range, a page at a time; and
+the hash chain's verification (DESIGN §11, §14). Both need ``audit`` : ``read``, as the API
+does; neither writes."""
 
 from __future__ import annotations
 
@@ -78,7 +79,9 @@ async def audit(
     await page.require("audit", "read")
     filters = _filters(action, actor, outcome, since, until)
     params = PageParams(LIMIT, decode_cursor(cursor) if cursor else None)
-    result = await service.list_events(page.session, page.access.tenant_id, filters, params)
+    result = await service.list_events(
+        page.session, page.access.tenant_id, filters, params, newest_first=True
+    )
     query = {
         "action": action or "",
         "actor": actor or "",

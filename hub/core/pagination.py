@@ -85,20 +85,31 @@ PageParamsDep = Annotated[PageParams, Depends(page_params)]
 Order = tuple[InstrumentedAttribute[datetime], InstrumentedAttribute[uuid.UUID]]
 
 
-def _paginate(query: Select[T], params: PageParams, order: Order) -> Select[T]:
-    """Apply the cursor, the order and ``limit + 1`` (the extra row says whether a page follows)."""
+def _paginate(query: Select[T], params: PageParams, order: Order, newest_first: bool) -> Select[T]:
+    """Apply the cursor, the order and ``limit + 1`` (the extra row says whether a page follows);
+    ``newest_first`` walks the same keys backwards (the same index, scanned in reverse)."""
     created_at, row_id = order
     if params.cursor is not None:
         at, last_id = params.cursor
-        query = query.where(or_(created_at > at, and_(created_at == at, row_id > last_id)))
-    return query.order_by(created_at, row_id).limit(params.limit + 1)
+        if newest_first:
+            query = query.where(or_(created_at < at, and_(created_at == at, row_id < last_id)))
+        else:
+            query = query.where(or_(created_at > at, and_(created_at == at, row_id > last_id)))
+    keys = (created_at.desc(), row_id.desc()) if newest_first else (created_at, row_id)
+    return query.order_by(*keys).limit(params.limit + 1)
 
 
 async def fetch_page(
-    session: AsyncSession, query: Select[T], params: PageParams, *, order: Order
+    session: AsyncSession,
+    query: Select[T],
+    params: PageParams,
+    *,
+    order: Order,
+    newest_first: bool = False,
 ) -> Page[T]:
-    """One page of ``query`` ordered by ``order`` (a time column, then the id), with its cursor."""
-    rows = (await session.execute(_paginate(query, params, order))).scalars().all()
+    """One page of ``query`` ordered by ``order`` (a time column, then the id), with its cursor;
+    the cursor of a newest-first page continues newest first."""
+    rows = (await session.execute(_paginate(query, params, order, newest_first))).scalars().all()
     if len(rows) <= params.limit:
         return Page(items=rows, next_cursor=None)
     kept = rows[: params.limit]

@@ -56,6 +56,24 @@ async def test_events_are_listed_oldest_first_with_their_chain_links(
     assert {e["actor_id"] for e in events} == {str(team.admin.principal_id)}
 
 
+async def test_newest_first_pages_backwards_through_the_same_rows(
+    client: httpx2.AsyncClient, team: TenantAdmin
+) -> None:
+    oldest = (await _get(client, team.url("audit"), team.admin)).json()["data"]
+    seen: list[int] = []
+    cursor: str | None = None
+    for _ in range(10):
+        params = {"order": "newest", "limit": "2", **({"cursor": cursor} if cursor else {})}
+        body = (await _get(client, team.url("audit"), team.admin, **params)).json()
+        seen += [e["seq"] for e in body["data"]]
+        cursor = body["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [e["seq"] for e in reversed(oldest)] == [3, 2, 1]
+    refused = await _get(client, team.url("audit"), team.admin, order="sideways")
+    assert refused.status_code == 400, refused.text
+
+
 async def test_filters_and_cursor(
     client: httpx2.AsyncClient, database: Database, team: TenantAdmin
 ) -> None:

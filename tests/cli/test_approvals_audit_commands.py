@@ -6,10 +6,12 @@ The commands follow the contracts (DESIGN §4, §10.3, §11, §15): ``GET /tenan
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -19,6 +21,7 @@ from hub.core.crypto import Keyring
 from hub.models import Approval, Principal
 from tests.cli.support import LiveHub, live_hub, tenant_with_owner
 from tests.deploy.serving import TEST_KEYRING
+from tests.support.hubcommand import hub_argv
 
 
 def _pending_approval(
@@ -188,3 +191,64 @@ async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
         unknown = await hub.cli("audit", "tail", "--action", "no.such", *owner)
         assert unknown.code == 1
         assert len(unknown.error_lines) == 1, unknown.stderr
+
+
+@pytest.mark.slow
+async def test_audit_tail_reads_the_newest_rows_and_follows(tmp_path: Path) -> None:
+    """``tail -n N`` is the newest N rows, oldest of them first, read newest first from the hub
+    (one short page, however long the trail); ``--follow`` prints each later row once."""
+    owner = ("--profile", "owner")
+    with live_hub(tmp_path) as hub:
+        await tenant_with_owner(hub)
+        for name in ("p1", "p2", "p3", "p4", "p5"):
+            await hub.ok("principals", "create", name, *owner)
+        everything = (await hub.ok("audit", "tail", "-n", "10000", "--json", *owner)).json()
+        assert [row["seq"] for row in everything] == sorted(row["seq"] for row in everything)
+        last = (await hub.ok("audit", "tail", "-n", "3", "--json", *owner)).json()
+        assert [row["id"] for row in last] == [row["id"] for row in everything[-3:]]
+
+        follow = await asyncio.create_subprocess_exec(
+            *hub_argv(
+                "audit", "tail", "-n", "1", "--follow", "--interval", "0.5", "--json", *owner
+            ),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=hub.env(),
+            cwd=hub.workdir,
+        )
+        assert follow.stdout is not None
+        stream = follow.stdout
+        buffer = ""
+        printed: list[dict[str, Any]] = []
+
+        async def until(count: int) -> None:  # each poll prints one JSON array
+            nonlocal buffer
+            while len(printed) < count:
+                chunk = await asyncio.wait_for(stream.read(65536), 60)
+                assert chunk, "the follower ended"
+                buffer += chunk.decode()
+                while buffer.strip():
+                    try:
+                        rows, end = json.JSONDecoder().raw_decode(buffer.lstrip())
+                    except ValueError:
+                        break  # the rest of the array is still coming
+                    printed.extend(rows)
+                    buffer = buffer.lstrip()[end:]
+
+        try:
+            await until(1)
+            for name in ("later1", "later2"):
+                await hub.ok("principals", "create", name, *owner)
+            await until(3)
+            await asyncio.sleep(1.5)  # three more polls: nothing is printed twice
+        finally:
+            follow.terminate()
+            rest, _ = await asyncio.wait_for(follow.communicate(), 30)
+        buffer = (buffer + rest.decode()).strip()
+        while buffer:
+            rows, end = json.JSONDecoder().raw_decode(buffer)
+            printed.extend(rows)
+            buffer = buffer[end:].strip()
+    assert printed[0]["id"] == everything[-1]["id"]
+    assert [row["action"] for row in printed[1:]] == ["principal.create"] * 2
+    assert len({row["id"] for row in printed}) == len(printed) == 3

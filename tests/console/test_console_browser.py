@@ -303,6 +303,8 @@ async def _journey(
     await expect(rows).to_have_count(2)
     for index in range(2):
         await expect(rows.nth(index)).to_contain_text("approval.decide")
+    numbers = [int(await rows.nth(i).locator("td").first.inner_text()) for i in range(2)]
+    assert numbers == sorted(numbers, reverse=True)  # newest first
     await _shots(page, "10-audit")
     await page.get_by_role("link", name="Verify the hash chain").click()
     await expect(page.locator("#verify-result")).to_contain_text("The chain is intact")

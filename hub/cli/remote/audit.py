@@ -1,10 +1,11 @@
 """``hub audit tail|verify``: the tenant's audit trail (DESIGN §11).
 
 Written against ``GET /tenants/{t}/audit`` (a cursor-paginated list, oldest first) and
-``GET /tenants/{t}/audit/verify`` (the hash chain's check). ``tail`` walks the list to its end
-with a progress bar and prints the last rows (only those matching ``--action``, ``--actor``,
-``--outcome`` and ``--since``, filtered by the hub, when given); ``--follow`` then re-reads the
-last page every ``--interval`` seconds and prints rows it has not shown yet. ``verify`` prints
+``GET /tenants/{t}/audit/verify`` (the hash chain's check). ``tail`` reads the newest rows
+(``order=newest``, as many as it prints) and prints them oldest first (only those matching
+``--action``, ``--actor``, ``--outcome`` and ``--since``, filtered by the hub, when given);
+``--follow`` then reads every ``--interval`` seconds from the newest time shown and prints rows
+it has not shown yet. ``verify`` prints
 the hub's answer and exits 1 when the chain is reported broken; ``verify --local`` checks the
 database directly (:mod:`hub.cli.audit`).
 """
@@ -12,7 +13,6 @@ database directly (:mod:`hub.cli.audit`).
 from __future__ import annotations
 
 import time
-from collections import deque
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -41,22 +41,59 @@ def _columns(names: dict[Any, Any]) -> list[Column]:
     ]
 
 
-def _walk(r: Remote, last: int, filters: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-    """The last ``last`` rows, and the cursor that reads the final page again."""
-    rows: deque[dict[str, Any]] = deque(maxlen=last)
+def _newest(r: Remote, last: int, filters: dict[str, Any]) -> list[dict[str, Any]]:
+    """The newest ``last`` rows, oldest of them first: read newest first (``order=newest``), so
+    the cost is the rows shown, not the length of the trail."""
+    rows: list[dict[str, Any]] = []
     cursor: str | None = None
-    seen = 0
-    with progress("reading the audit trail") as update:
-        while True:
-            params: dict[str, Any] = {**filters, "limit": PAGE_LIMIT, "cursor": cursor}
+    with progress("reading the audit trail", total=last) as update:
+        while len(rows) < last:
+            limit = min(PAGE_LIMIT, last - len(rows))
+            params = {**filters, "order": "newest", "limit": limit, "cursor": cursor}
             body = r.client.request("GET", r.path("audit"), params=_present(params)).json()
-            page = list(body.get("data") or [])
-            rows.extend(page)
-            seen += len(page)
-            update(seen)
-            if not body.get("next_cursor"):
-                return list(rows), cursor
-            cursor = body["next_cursor"]
+            rows.extend(body.get("data") or [])
+            update(len(rows))
+            cursor = body.get("next_cursor")
+            if not cursor:
+                break
+    return rows[::-1]
+
+
+def _since(r: Remote, filters: dict[str, Any], since: Any) -> list[dict[str, Any]]:
+    """Every row at or after ``since`` (all of them, when ``since`` is None), oldest first."""
+    rows: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        params = {**filters, "since": since, "limit": PAGE_LIMIT, "cursor": cursor}
+        body = r.client.request("GET", r.path("audit"), params=_present(params)).json()
+        rows.extend(body.get("data") or [])
+        cursor = body.get("next_cursor")
+        if not cursor:
+            return rows
+
+
+def _follow(
+    r: Remote,
+    filters: dict[str, Any],
+    rows: list[dict[str, Any]],
+    columns: list[Column],
+    interval: float,
+) -> None:
+    """Print rows as they come: each poll reads from the newest time shown (inclusive, so a row
+    written in the same instant is not missed), skipping the rows already printed."""
+    since = rows[-1]["at"] if rows else filters.get("since")
+    shown = {row.get("id") for row in rows if row.get("at") == since}
+    while True:
+        time.sleep(interval)
+        fresh = [row for row in _since(r, filters, since) if row.get("id") not in shown]
+        if not fresh:
+            continue
+        r.out.table(fresh, columns)
+        newest = fresh[-1].get("at")
+        if newest != since:
+            shown = set()
+            since = newest
+        shown.update(row.get("id") for row in fresh if row.get("at") == since)
 
 
 def _present(params: dict[str, Any]) -> dict[str, Any]:
@@ -103,20 +140,11 @@ def tail(
                 "since": since,
             }
         )
-        rows, cursor = _walk(r, lines, filters)
+        rows = _newest(r, lines, filters)
         columns = _columns(resolve.names(r, "principals"))
         r.out.table(rows, columns)
-        shown = {row.get("id") for row in rows}
-        while follow:
-            time.sleep(interval)
-            params = _present({**filters, "limit": PAGE_LIMIT, "cursor": cursor})
-            body = r.client.request("GET", r.path("audit"), params=params).json()
-            fresh = [row for row in body.get("data") or [] if row.get("id") not in shown]
-            if fresh:
-                r.out.table(fresh, columns)
-                shown.update(row.get("id") for row in fresh)
-            if body.get("next_cursor"):
-                cursor = body["next_cursor"]
+        if follow:
+            _follow(r, filters, rows, columns, interval)
 
 
 @audit_app.command("verify")
