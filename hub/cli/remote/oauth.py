@@ -31,7 +31,7 @@ from hub.cli.remote import resolve
 from hub.cli.remote.client import HubFailure
 from hub.cli.remote.context import ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.credentials import read_secret
-from hub.cli.remote.output import fail, note, safe, when
+from hub.cli.remote.output import fail, note, progress, safe, when
 from hub.cli.remote.profiles import DEFAULT_PROFILE
 
 __all__ = ["TIMED_OUT", "oauth_app"]
@@ -174,7 +174,8 @@ def connect(
             body["credential_id"] = resolve.credential(r, credential)["id"]
         else:
             body["server"] = handle
-        started = r.client.post(r.path("oauth", "authorizations"), body)
+        with progress("finding the authorization server"):  # probes, metadata, registration
+            started = r.client.post(r.path("oauth", "authorizations"), body)
         note("Open this URL in a browser to authorise the hub:")
         typer.echo(safe(started["authorization_url"]))
         _callback_note(r, str(started["authorization_url"]))
