@@ -12,7 +12,8 @@ from hub.app import create_app
 from hub.core.db import Database
 from hub.models import Credential, OAuthClient, Server
 from tests.conftest import make_settings
-from tests.oauth.conftest import Hub, OAuthPeersStarter
+from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
+from tests.oauth.support import Connected
 from tests.support.databases import owner_session
 from tests.support.factories import make_principal
 from tests.support.stories import audit_events, make_tenant_admin
@@ -123,15 +124,22 @@ async def test_a_client_id_metadata_document_replaces_registration(
     assert peers.auth.token_requests()[0].form["client_id"] == cimd
 
 
-async def test_a_pre_registered_client_is_used_and_kept(
-    hub: Hub, oauth_peers: OAuthPeersStarter
-) -> None:
+async def _pre_registered(
+    hub: Hub, oauth_peers: OAuthPeersStarter, secret: str
+) -> tuple[OAuthPeers, Connected]:
+    """An authorization server that registers no one but knows ``pre-id`` (its secret
+    ``pre-secret-value``), and a connect of ``linear`` presenting ``pre-id`` with ``secret``."""
     peers = await oauth_peers(auth={"registration": False, "auth_methods": ["client_secret_post"]})
     peers.auth.add_client("pre-id", "pre-secret-value", "client_secret_post")
     await hub.add_server("linear", peers.peer.url)
-    done = await hub.connect(
-        {"server": "linear", "client": {"client_id": "pre-id", "client_secret": "pre-secret-value"}}
-    )
+    client = {"client_id": "pre-id", "client_secret": secret}
+    return peers, await hub.connect({"server": "linear", "client": client})
+
+
+async def test_a_pre_registered_client_is_used_and_kept(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    peers, done = await _pre_registered(hub, oauth_peers, "pre-secret-value")
     assert done.status is not None
     assert done.status["status"] == "completed", done.status
     token = peers.auth.token_requests("authorization_code")[0]
@@ -164,12 +172,7 @@ async def test_a_pre_registered_client_is_kept_only_once_it_has_redeemed_a_code(
 async def test_a_pre_registered_client_the_token_endpoint_refuses_is_not_kept(
     hub: Hub, oauth_peers: OAuthPeersStarter
 ) -> None:
-    peers = await oauth_peers(auth={"registration": False, "auth_methods": ["client_secret_post"]})
-    peers.auth.add_client("pre-id", "the-right-secret", "client_secret_post")
-    await hub.add_server("linear", peers.peer.url)
-    wrong = await hub.connect(
-        {"server": "linear", "client": {"client_id": "pre-id", "client_secret": "a-wrong-secret"}}
-    )
+    _, wrong = await _pre_registered(hub, oauth_peers, "a-wrong-secret")
     assert wrong.status is not None
     assert (wrong.status["status"], wrong.status["reason"]) == ("failed", "token_request_failed")
     refused = await hub.start({"server": "linear"})  # nothing kept, and no other way to register

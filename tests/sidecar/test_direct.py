@@ -137,20 +137,23 @@ async def test_both_hosts_give_the_same_deny_ask_and_allow_outcomes(
         assert leases == []
 
 
+async def _deploy_docs(hub: LiveHub, upstream: Upstream) -> DirectDeployed:
+    """The deployment of ``upstream`` (handle ``docs``) in direct mode."""
+    db = Database.from_url(hub.db_url)
+    try:
+        async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
+            return await deploy_direct(http, db, [upstream], {"docs"})
+    finally:
+        await db.dispose()
+
+
 async def test_direct_mode_keeps_a_handshake_upstreams_session_between_calls(
     tmp_path: Path, handmade_peer: HandmadePeerStarter
 ) -> None:
     echo = {"name": "echo", "inputSchema": {"type": "object"}}
     peer = await handmade_peer(era="legacy", tools=[echo])
     with live_hub(tmp_path) as hub:
-        db = Database.from_url(hub.db_url)
-        try:
-            async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
-                world = await deploy_direct(
-                    http, db, [Upstream("docs", peer.url, secret=CANARY)], {"docs"}
-                )
-        finally:
-            await db.dispose()
+        world = await _deploy_docs(hub, Upstream("docs", peer.url, secret=CANARY))
         seen = len(peer.requests)  # the hub's discovery, its session deleted
         async with _host("sidecar", hub, world, tmp_path) as mcp:
             for n in range(3):
@@ -174,17 +177,8 @@ async def test_the_agent_is_told_its_own_servers_name_not_the_upstreams(
     echo = {"name": "echo", "inputSchema": {"type": "object"}}
     peer = await handmade_peer(era="modern", tools=[echo])
     with live_hub(tmp_path) as hub:
-        db = Database.from_url(hub.db_url)
-        try:
-            async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
-                world = await deploy_direct(
-                    http,
-                    db,
-                    [Upstream("docs", peer.url, secret=CANARY, allow_without_ask=["echo"])],
-                    {"docs"},
-                )
-        finally:
-            await db.dispose()
+        upstream = Upstream("docs", peer.url, secret=CANARY, allow_without_ask=["echo"])
+        world = await _deploy_docs(hub, upstream)
         async with _host(host, hub, world, tmp_path) as mcp:
             done = await mcp.call_tool("docs__echo", {"n": 1})
     assert not done.is_error, done
