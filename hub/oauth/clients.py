@@ -10,6 +10,7 @@ later connect and step-up would use it (registrations kept take precedence over 
 from __future__ import annotations
 
 import uuid
+from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,7 +19,7 @@ from hub.core.tenancy import TenantId
 from hub.models import OAuthClient
 from hub.oauth import repository
 from hub.oauth.context import OAuthContext
-from hub.oauth.registration import AuthMethod, Kind
+from hub.oauth.registration import AuthMethod
 from hub.oauth.sealed import CLIENT_AAD, seal_field
 
 __all__ = ["keep_client"]
@@ -30,15 +31,13 @@ async def keep_client(
     tenant_id: TenantId,
     issuer: str,
     *,
-    kind: Kind,
+    kind: Literal["pre_registered", "dynamic"],
     client_id: str,
     auth_method: AuthMethod,
     client_secret: str | None,
 ) -> None:
-    """Keep a pre-registered or dynamic registration for the tenant and issuer (replacing an
-    older one); the other kinds are kept already (``stored``) or need no keeping."""
-    if kind not in ("pre_registered", "dynamic"):
-        return
+    """Keep a registration for the tenant and issuer, replacing an older one (the callers keep
+    only these two kinds: a ``stored`` one is kept already, a metadata document needs none)."""
     now = clock.now()
     row = await repository.get_client(session, tenant_id, issuer)
     if row is None:

@@ -290,7 +290,7 @@ async def create_authorization(
             ctx,
             access.tenant_id,
             server.issuer,
-            kind=registration.kind,
+            kind="dynamic",
             client_id=registration.client_id,
             auth_method=registration.auth_method,
             client_secret=registration.client_secret,

@@ -5,9 +5,8 @@ Written against ``GET /tenants/{t}/audit`` (a cursor-paginated list, oldest firs
 (``order=newest``, as many as it prints) and prints them oldest first (only those matching
 ``--action``, ``--actor``, ``--outcome`` and ``--since``, filtered by the hub, when given);
 ``--follow`` then reads every ``--interval`` seconds from the newest time shown and prints rows
-it has not shown yet. ``verify`` prints
-the hub's answer and exits 1 when the chain is reported broken; ``verify --local`` checks the
-database directly (:mod:`hub.cli.audit`).
+it has not shown yet. ``verify`` prints the hub's answer and exits 1 when the chain is reported
+broken; ``verify --local`` checks the database directly (:mod:`hub.cli.audit`).
 """
 
 from __future__ import annotations

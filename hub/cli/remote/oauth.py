@@ -48,7 +48,9 @@ class ClientAuthMethod(StrEnum):
     none = "none"
 
 
-def _client(client_id: str | None, method: ClientAuthMethod | None, secret_stdin: bool) -> Any:
+def _client(
+    client_id: str | None, method: ClientAuthMethod | None, secret_stdin: bool
+) -> dict[str, Any] | None:
     """The pre-registered client of the request, or None; the secret is never a flag."""
     if client_id is None:
         if method is not None or secret_stdin:
@@ -166,10 +168,10 @@ def connect(
     body: dict[str, Any] = {}
     if scope:
         body["scopes"] = scope
-    client = _client(client_id, client_auth_method, client_secret_stdin)
-    if client is not None:
-        body["client"] = client
-    with remote(profile, False, tenant) as r:
+    with remote(profile, False, tenant) as r:  # logged in before anything is asked for
+        client = _client(client_id, client_auth_method, client_secret_stdin)
+        if client is not None:
+            body["client"] = client
         if credential is not None:
             body["credential_id"] = resolve.credential(r, credential)["id"]
         else:
