@@ -252,3 +252,34 @@ async def test_audit_tail_reads_the_newest_rows_and_follows(tmp_path: Path) -> N
     assert printed[0]["id"] == everything[-1]["id"]
     assert [row["action"] for row in printed[1:]] == ["principal.create"] * 2
     assert len({row["id"] for row in printed}) == len(printed) == 3
+
+
+@pytest.mark.slow
+async def test_keys_roll_keeps_a_profile_that_rolls_its_own_key_working(tmp_path: Path) -> None:
+    """``hub keys roll``: the new key alone on stdout, the old one refused at once by default;
+    rolling the profile's own key stores the new one in the profile instead of locking it out.
+    Another principal's key rolled with ``--old-expires-at`` keeps both keys until then."""
+    owner = ("--profile", "owner")
+    with live_hub(tmp_path) as hub:
+        await tenant_with_owner(hub)
+        old = (tmp_path / "config" / "mcp-hub" / "keys" / "owner").read_text().strip()
+        prefix = old.rsplit("_", 1)[0]
+        rolled = await hub.ok("keys", "roll", prefix, "--principal", "owner", *owner)
+        new = rolled.stdout.strip()
+        assert new.startswith("hub_")
+        assert new != old
+        assert "profile 'owner' now uses the new key" in rolled.error_lines
+        assert (tmp_path / "config" / "mcp-hub" / "keys" / "owner").read_text().strip() == new
+        assert "owner" in (await hub.ok("whoami", *owner)).stdout
+        refused = await hub.cli("login", "--url", hub.url, "--profile", "stale", HUB_API_KEY=old)
+        assert refused.code == 1
+
+        bot_key = (await hub.ok("keys", "create", "bot", *owner)).stdout.strip()
+        later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+        again = await hub.ok(
+            "keys", "roll", bot_key.rsplit("_", 1)[0], "--principal", "bot",
+            "--old-expires-at", later, *owner,
+        )  # fmt: skip
+        assert "now uses" not in again.stderr  # not this profile's key
+        for key in (bot_key, again.stdout.strip()):
+            await hub.ok("login", "--url", hub.url, "--profile", "bot", HUB_API_KEY=key)

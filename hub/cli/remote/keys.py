@@ -6,6 +6,8 @@ principal for the calling platform admin's keys.
 
 A new key is printed alone on stdout (so ``hub keys create bot > bot.key`` stores exactly it);
 the note saying it is shown once goes to stderr. ``--json`` prints the whole answer instead.
+Rolling the key the profile itself uses stores the new one in the profile, since the old one
+stops at once by default.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import typer
 from hub.cli.remote import resolve
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, fail, note
-from hub.cli.remote.profiles import DEFAULT_PROFILE
+from hub.cli.remote.profiles import DEFAULT_PROFILE, ProfileError, load_key, save_profile
 
 __all__ = ["keys_app"]
 
@@ -133,7 +135,19 @@ def roll_key(
         found = resolve.key(r.client.list_all(base), key)
         stops = old_expires_at or datetime.now(UTC).isoformat()  # the hub clamps "now" itself
         body = {"old_key_expires_at": stops, "expires_at": expires_at}
-        _issued(r, r.client.post(f"{base}/{found['id']}/roll", body))
+        made = r.client.post(f"{base}/{found['id']}/roll", body)
+        _issued(r, made)
+        if _is_the_profiles(r, found):  # else the very next command would be refused
+            save_profile(r.profile, str(made["key"]))
+            note(f"profile '{r.profile.name}' now uses the new key")
+
+
+def _is_the_profiles(r: Remote, key: dict[str, Any]) -> bool:
+    """Whether ``key`` is the one this command's profile authenticates with."""
+    try:
+        return load_key(r.profile.name).startswith(f"{key['prefix']}_")
+    except ProfileError:
+        return False
 
 
 @keys_app.command("delete")
