@@ -211,6 +211,10 @@ async def test_a_direct_entry_whose_credential_the_sidecar_may_not_use_is_named(
             "grants", "check", "edge", "credential:peer-key", "use", "--json", *OWNER
         )
         assert checked.json()["effect"] == "allow"
+        table = (await hub.ok("grants", "list", "--principal", "edge", *OWNER)).stdout
+        assert [granted["id"], "edge", "credential:peer-key", "use", "allow"] in [
+            line.split()[:5] for line in table.splitlines()
+        ]  # shown by name, as it was given
         quiet = await hub.ok(
             "deployments", "update", "bot-peer", "--set", "peer.arguments=schema", *OWNER
         )

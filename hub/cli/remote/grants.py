@@ -9,13 +9,14 @@ sent as ``credential:<its id>``); principals are named by name or id.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
 from hub.cli.remote import resolve
-from hub.cli.remote.context import JsonOpt, ProfileOpt, TenantOpt, remote
+from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, fail
 from hub.cli.remote.profiles import DEFAULT_PROFILE
 
@@ -48,9 +49,8 @@ class Effect(StrEnum):
 
 
 ActionArg = Annotated[Action, typer.Argument(metavar="ACTION", help="call, read, write, …")]
+#: after ID, PRINCIPAL and RESOURCE (those need the tenant's names)
 COLUMNS = [
-    Column.of("ID", "id"),
-    Column.of("RESOURCE", "resource", 60),
     Column.of("ACTION", "action"),
     Column.of("EFFECT", "effect"),
     Column("CONDITIONS", lambda g: g.get("conditions") or None),
@@ -108,8 +108,27 @@ def list_grants(
     with remote(profile, as_json, tenant) as r:
         principal_id = resolve.principal(r, principal)["id"] if principal else None
         grants = r.client.list_all(r.path("grants"), principal_id=principal_id)
-        who = Column.named("PRINCIPAL", "principal_id", resolve.names(r, "principals"))
-        r.out.table(grants, [COLUMNS[0], who, *COLUMNS[1:]])
+        people = resolve.names(r, "principals")
+        who = Column.named("PRINCIPAL", "principal_id", people)
+        resource = Column("RESOURCE", _named_resource(r, people), 60)
+        r.out.table(grants, [Column.of("ID", "id"), who, resource, *COLUMNS])
+
+
+def _named_resource(r: Remote, people: dict[Any, Any]) -> Callable[[dict[str, Any]], str]:
+    """A pattern as a person reads it: ``credential:gh-token`` for ``credential:<its id>``
+    (a principal's, credential's or deployment's id shown by name, as ``add`` takes it)."""
+    by_kind = {"principal": people}
+    if not r.out.as_json:
+        by_kind["credential"] = resolve.names(r, "credentials")
+        by_kind["deployment"] = resolve.names(r, "deployments")
+
+    def cell(row: dict[str, Any]) -> str:
+        pattern = str(row.get("resource"))
+        kind, _, qualifier = pattern.partition(":")
+        name = by_kind.get(kind, {}).get(qualifier)
+        return f"{kind}:{name}" if name else pattern
+
+    return cell
 
 
 @grants_app.command("delete")
