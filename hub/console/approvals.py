@@ -10,8 +10,6 @@ never the agent that asked, and approving needs the tool's ``call`` (the API's r
 from __future__ import annotations
 
 import hashlib
-import uuid
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import Query
@@ -24,13 +22,13 @@ from hub.approvals.links import console_path
 from hub.approvals.schemas import ApprovalDecision, ApprovalRead
 from hub.approvals.service import ApprovalContext
 from hub.catalogs import service as catalogs
+from hub.console.names import principal_names
 from hub.console.routing import console_router
 from hub.console.web import TenantConsole, TenantConsoleDep, form_of, redirect, render
 from hub.core.errors import BadRequest, NotFound
 from hub.core.pagination import PageParams
 from hub.core.paths import parse_id
 from hub.deployments import service as deployments
-from hub.principals.service import principal_label
 
 __all__ = ["router"]
 
@@ -39,14 +37,6 @@ router = console_router("/t/{t}/approvals")
 QUEUE_LIMIT = 100
 RECENT = 50
 POLL = "every 3s"
-
-
-async def _names(page: TenantConsole, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
-    names: dict[uuid.UUID, str] = {}
-    for principal_id in set(ids):
-        label = await principal_label(page.session, page.access.tenant_id, principal_id)
-        names[principal_id] = label or str(principal_id)
-    return names
 
 
 async def _recent(page: TenantConsole, ctx: ApprovalContext) -> list[ApprovalRead]:
@@ -80,7 +70,7 @@ async def approvals(page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response
     """The queue (polled) and, read once with the page, the recent decisions."""
     data = await _queue(page, ctx)
     others = await _recent(page, ctx)
-    names = await _names(page, [a.agent_id for a in [*data["pending"], *others]])
+    names = await principal_names(page, [a.agent_id for a in [*data["pending"], *others]])
     return render(
         page,
         page.request,
@@ -103,7 +93,7 @@ async def approvals_queue(
     data = await _queue(page, ctx)
     if seen == data["seen"]:
         return Response(status_code=204)
-    names = await _names(page, [a.agent_id for a in data["pending"]])
+    names = await principal_names(page, [a.agent_id for a in data["pending"]])
     return render(page, page.request, "approvals/_queue.html", names=names, **data)
 
 
@@ -134,7 +124,9 @@ async def _pinned_tool(page: TenantConsole, item: ApprovalRead) -> dict[str, Any
 async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response:
     await page.require_item("approval", a, "read")
     item = await service.get_approval(page.session, ctx, page.access.tenant_id, parse_id(a))
-    names = await _names(page, [item.agent_id, *([item.decided_by] if item.decided_by else [])])
+    names = await principal_names(
+        page, [item.agent_id, *([item.decided_by] if item.decided_by else [])]
+    )
     may_decide = page.caller.kind == "user" and item.agent_id != page.caller.principal_id
     # the service decides; this only spares a person a button that would answer 403
     may_approve = may_decide and await page.may(item.grant_key, "call")

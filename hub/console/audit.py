@@ -1,7 +1,7 @@
 """The audit pages: the tenant's trail, newest first (what a person looking wants; "Older
-events" pages back), filtered by action, actor, outcome and a time range, a page at a time; and
-the hash chain's verification (DESIGN §11, §14). Both need ``audit`` : ``read``, as the API
-does; neither writes."""
+events" pages back), filtered by action, actor (a name or an id), outcome and a time range, a
+page at a time, each actor shown by name; and the hash chain's verification (DESIGN §11, §14).
+Both need ``audit`` : ``read``, as the API does; neither writes."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ from starlette.responses import Response
 from hub.audit import service
 from hub.audit.actions import Action, Outcome
 from hub.audit.schemas import AuditEventRead, AuditVerifyRead
+from hub.console.names import principal_names
 from hub.console.routing import console_router
-from hub.console.web import TenantConsoleDep, render
+from hub.console.web import TenantConsole, TenantConsoleDep, render
 from hub.core.deps import DatabaseDep
 from hub.core.errors import BadRequest
 from hub.core.pagination import PageParams, decode_cursor
+from hub.principals import service as principals
 
 __all__ = ["router"]
 
@@ -42,18 +44,16 @@ def _time(raw: str | None, name: str) -> datetime | None:
 
 
 def _filters(
-    action: str | None, actor: str | None, outcome: str | None, since: str | None, until: str | None
+    action: str | None,
+    actor_id: uuid.UUID | None,
+    outcome: str | None,
+    since: str | None,
+    until: str | None,
 ) -> service.AuditFilters:
     if action and action not in ACTIONS:
         raise BadRequest("unknown action")
     if outcome and outcome not in OUTCOMES:
         raise BadRequest("unknown outcome")
-    actor_id = None
-    if actor:
-        try:
-            actor_id = uuid.UUID(actor.strip())
-        except ValueError:
-            raise BadRequest("actor must be a principal id") from None
     return service.AuditFilters(
         action=action or None,
         actor_id=actor_id,
@@ -64,6 +64,17 @@ def _filters(
 
 
 Text = Annotated[str | None, Query(max_length=64)]
+
+
+async def _actor(page: TenantConsole, actor: str | None) -> uuid.UUID | None:
+    """The actor filter: a principal's id, or a name naming exactly one of the tenant's."""
+    actor = (actor or "").strip()
+    if not actor:
+        return None
+    try:
+        return uuid.UUID(actor)
+    except ValueError:
+        return await principals.principal_named(page.session, page.access.tenant_id, actor)
 
 
 @router.get("", name="console.audit")
@@ -77,7 +88,7 @@ async def audit(
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
     await page.require("audit", "read")
-    filters = _filters(action, actor, outcome, since, until)
+    filters = _filters(action, await _actor(page, actor), outcome, since, until)
     params = PageParams(LIMIT, decode_cursor(cursor) if cursor else None)
     result = await service.list_events(
         page.session, page.access.tenant_id, filters, params, newest_first=True
@@ -89,11 +100,13 @@ async def audit(
         "since": since or "",
         "until": until or "",
     }
+    names = await principal_names(page, (e.actor_id for e in result.items if e.actor_id))
     return render(
         page,
         page.request,
         "audit/list.html",
         items=[AuditEventRead.model_validate(e) for e in result.items],
+        names=names,
         next_cursor=result.next_cursor,
         query=query,
         actions=ACTIONS,

@@ -39,6 +39,13 @@ async def list_principals(
     )
 
 
+async def ids_named(session: AsyncSession, tenant_id: TenantId, name: str) -> Sequence[uuid.UUID]:
+    """The ids of the tenant's principals named ``name`` (names need not be unique), at most
+    two: one answers, two say the name is ambiguous."""
+    query = scoped(Principal, tenant_id).where(Principal.name == name).limit(2)
+    return (await session.execute(query.with_only_columns(Principal.id))).scalars().all()
+
+
 async def get_key(
     session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID, key_id: uuid.UUID
 ) -> ApiKey | None:

@@ -10,7 +10,7 @@ from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import Caller, TenantAccess
 from hub.core import clock
-from hub.core.errors import NotFound, Unauthorized
+from hub.core.errors import BadRequest, NotFound, Unauthorized
 from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.grants import service as grants_service
@@ -87,6 +87,16 @@ async def principal_label(
     if principal is None:
         principal = await repository.get_platform_principal(session, principal_id)
     return principal.name if principal is not None else None
+
+
+async def principal_named(session: AsyncSession, tenant_id: TenantId, name: str) -> uuid.UUID:
+    """The id of the tenant's one principal named ``name``; 400 when none or several are."""
+    found = await repository.ids_named(session, tenant_id, name)
+    if not found:
+        raise BadRequest(f"no principal is named {name!r}")
+    if len(found) > 1:
+        raise BadRequest(f"several principals are named {name!r}; give the id")
+    return found[0]
 
 
 async def list_principals(

@@ -1,0 +1,45 @@
+"""The console's audit page: newest first, each actor by name, the actor filter by name or id."""
+
+from __future__ import annotations
+
+import html
+
+from hub.core.db import Database
+from tests.console.conftest import ConsoleWorld
+from tests.console.support import ConsoleUser
+from tests.support.factories import make_principal
+
+
+async def test_actors_are_named_and_filtered_by_name_or_id(
+    user: ConsoleUser, world: ConsoleWorld, database: Database
+) -> None:
+    admin = world.setup.admin.principal_id
+    page = await user.get(world.page("audit"))
+    assert page.status_code == 200, page.text
+    assert f'<span title="{admin}">someone</span>' in page.text  # the tenant admin, by name
+    numbers = [int(cell) for cell in _seq_cells(page.text)]
+    assert len(numbers) >= 2  # the deployment made, the console session opened
+    assert numbers == sorted(numbers, reverse=True)  # newest first
+
+    by_name = await user.get(world.page("audit"), params={"actor": "someone"})
+    by_id = await user.get(world.page("audit"), params={"actor": str(admin)})
+    assert by_name.status_code == by_id.status_code == 200
+    assert _seq_cells(by_name.text) == _seq_cells(by_id.text) == _seq_cells(page.text)
+
+    quiet = await user.get(world.page("audit"), params={"actor": "bot"})  # a name, no rows
+    assert quiet.status_code == 200
+    assert "No events match." in quiet.text
+
+    unknown = await user.get(world.page("audit"), params={"actor": "nobody"})
+    assert unknown.status_code == 400
+    assert "no principal is named 'nobody'" in html.unescape(unknown.text)
+    await make_principal(database, world.tenant_id, role="agent", kind="agent", name="bot")
+    twice = await user.get(world.page("audit"), params={"actor": "bot"})
+    assert twice.status_code == 400
+    assert "several principals are named 'bot'; give the id" in html.unescape(twice.text)
+
+
+def _seq_cells(page: str) -> list[str]:
+    """The ``#`` column of the page's audit table."""
+    body = page.split('<table id="audit">', 1)[1].split("</table>", 1)[0]
+    return [row.split("<td>", 2)[1].split("</td>", 1)[0] for row in body.split("<tr>")[2:]]
