@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import html
 import re
+import uuid
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import update
 
 from hub.core.db import Database
 from hub.core.settings import Settings
+from hub.models import Credential
 from tests.conftest import make_settings
 from tests.console.conftest import ConsoleWorld
 from tests.console.support import ConsoleUser
 from tests.oauth.support import connect
 from tests.peers.fixtures import OAuthPeersStarter, oauth_peers
+from tests.support.databases import owner_session
 from tests.support.stories import audit_events
 
 __all__ = ["oauth_peers"]
@@ -67,6 +71,7 @@ async def test_an_oauth_credential_can_be_reauthorised_from_the_credentials_page
     world: ConsoleWorld,
     client: httpx2.AsyncClient,
     oauth_peers: OAuthPeersStarter,
+    database: Database,
 ) -> None:
     peers = await oauth_peers()
     admin = world.setup.admin.headers
@@ -80,6 +85,18 @@ async def test_an_oauth_credential_can_be_reauthorised_from_the_credentials_page
     action = f"/credentials/{done.credential_id}/oauth"
     assert action in page.text
     assert "Re-authorise with OAuth" in page.text
+    # the hub refreshes the token itself: no form replaces it by hand
+    assert f"/credentials/{done.credential_id}/secret" not in page.text
+    assert "refresh token was refused" not in page.text  # it is active
+    async with owner_session(database) as session:  # as a refused refresh leaves it
+        await session.execute(
+            update(Credential)
+            .where(Credential.id == uuid.UUID(done.credential_id))
+            .values(status="error")
+        )
+    broken = await user.get(world.page("credentials"))
+    assert "Its refresh token was refused" in broken.text
+    assert action in broken.text  # and the way out is right there
     started = await user.post(world.page("credentials", done.credential_id, "oauth"))
     assert started.status_code == 200, started.text
     found = re.search(
