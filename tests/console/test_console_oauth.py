@@ -85,7 +85,7 @@ async def test_an_oauth_credential_can_be_reauthorised_from_the_credentials_page
     action = f"/credentials/{done.credential_id}/oauth"
     assert action in page.text
     assert "Re-authorise with OAuth" in page.text
-    # the hub refreshes the token itself: no form replaces it by hand
+    # a new token comes from consenting again: no form pastes one (it would drop the refresh)
     assert f"/credentials/{done.credential_id}/secret" not in page.text
     assert "refresh token was refused" not in page.text  # it is active
     async with owner_session(database) as session:  # as a refused refresh leaves it
