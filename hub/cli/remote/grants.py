@@ -117,10 +117,11 @@ def list_grants(
 def _named_resource(r: Remote, people: dict[Any, Any]) -> Callable[[dict[str, Any]], str]:
     """A pattern as a person reads it: ``credential:gh-token`` for ``credential:<its id>``
     (a principal's, credential's or deployment's id shown by name, as ``add`` takes it)."""
-    by_kind = {"principal": people}
-    if not r.out.as_json:
-        by_kind["credential"] = resolve.names(r, "credentials")
-        by_kind["deployment"] = resolve.names(r, "deployments")
+    by_kind = {
+        "principal": people,
+        "credential": resolve.names(r, "credentials"),  # each empty with --json: ids are data
+        "deployment": resolve.names(r, "deployments"),
+    }
 
     def cell(row: dict[str, Any]) -> str:
         pattern = str(row.get("resource"))
