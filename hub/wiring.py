@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub import __version__
+from hub.approvals.gauge import pending_reader
 from hub.approvals.service import ApprovalContext
 from hub.audit.failures import audit_failed_request
 from hub.audit.writer import AuditWriter
@@ -21,11 +22,14 @@ from hub.core.crypto import Keyring
 from hub.core.handlers import FailureHooks
 from hub.core.jobs import JobRegistry
 from hub.core.metrics import Metrics
+from hub.core.scraped import ScrapedState
 from hub.core.settings import ConfigError, Settings
 from hub.core.workers import Workers
 from hub.credentials.readiness import keyring_covers_rows
+from hub.credentials.rotation import backlog_reader
 from hub.credentials.service import CredentialContext
 from hub.drift import DriftWatch
+from hub.drift.gauge import drifted_reader
 from hub.drift.worker import register_drift
 from hub.egress import EgressConfig, Fetcher
 from hub.gateway.adapters.bundle import bundle_decisions
@@ -67,6 +71,15 @@ def register_jobs(jobs: JobRegistry, refresher: TokenRefresher, watch: DriftWatc
     (``jobs.register(kind, handler, …)``; see :mod:`hub.core.jobs`)."""
     register_refresh(jobs, refresher)
     register_drift(jobs, watch)
+
+
+def scraped_state(keyring: Keyring, metrics: Metrics) -> ScrapedState:
+    """The gauges ``/metrics`` reads from the database (:mod:`hub.core.scraped`)."""
+    state = ScrapedState()
+    state.add("the key-rotation backlog", backlog_reader(keyring, metrics))
+    state.add("the approvals pending", pending_reader(metrics))
+    state.add("the drifted tools", drifted_reader(metrics))
+    return state
 
 
 def _route_decider(cache: PolicyCache) -> RouteDecider:
@@ -115,6 +128,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             egress,
             fetcher,
             metrics,
+            scraped_state(keyring, metrics),
             cache,
             _route_decider(cache),
             limiter,

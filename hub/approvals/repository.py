@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Table, bindparam, not_, select, update
+from sqlalchemy import Table, bindparam, func, not_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
@@ -23,6 +23,7 @@ from hub.models import Approval
 __all__ = [
     "Binding",
     "consume",
+    "count_pending_all_tenants",
     "decide",
     "get_approval",
     "list_approvals",
@@ -196,3 +197,10 @@ async def recent_decided(
         .limit(limit)
     )
     return (await session.execute(query)).scalars().all()
+
+
+async def count_pending_all_tenants(session: AsyncSession, now: datetime) -> int:
+    """Approvals pending and not expired at ``now``, in every tenant the session may see (one
+    tenant under row-level security: :func:`hub.core.tenant_passes.every_tenant` walks them)."""
+    query = select(func.count()).select_from(Approval).where(status_condition("pending", now))
+    return int((await session.execute(query)).scalar_one())

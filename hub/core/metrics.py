@@ -6,7 +6,6 @@ codes, effects, discovery reasons and key ids. Nothing tenant-specific and no se
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -16,6 +15,7 @@ from prometheus_client.registry import Collector
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+DRIFT_KINDS = ("changed", "gone", "renamed")  # hub.drift.compare's kinds: always exported
 
 
 class Metrics:
@@ -56,6 +56,19 @@ class Metrics:
             "hub_credential_fields_not_under_active_key",
             "Encrypted credential fields still under a key other than the active one.",
             ["key_id"],
+            registry=self.registry,
+        )
+        # read from the database when scraped (hub.core.scraped): the same value on every replica
+        self.approvals_pending = Gauge(
+            "hub_approvals_pending",
+            "Approvals waiting for a person's decision (pending, not expired), over every tenant.",
+            registry=self.registry,
+        )
+        self.drifted_tools = Gauge(
+            "hub_drifted_tools",
+            "Tools of deployed catalog versions marked drifted now, over every tenant, by kind "
+            "(changed, gone, renamed).",
+            ["kind"],
             registry=self.registry,
         )
 
@@ -110,18 +123,16 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
-        self._backlog_read_at: float | None = None
 
-    def set_rotation_backlog(self, remaining: dict[str, int]) -> None:
+    def set_rotation_backlog(self, remaining: Mapping[str, int]) -> None:
         self.rotation_backlog.clear()
         for key_id, count in remaining.items():
             self.rotation_backlog.labels(key_id=key_id).set(count)
-        self._backlog_read_at = time.monotonic()
 
-    def rotation_backlog_older_than(self, seconds: float) -> bool:
-        """Whether the backlog gauge was never read, or was read more than ``seconds`` ago."""
-        read_at = self._backlog_read_at
-        return read_at is None or time.monotonic() - read_at > seconds
+    def set_drifted_tools(self, by_kind: Mapping[str, int]) -> None:
+        self.drifted_tools.clear()
+        for kind in DRIFT_KINDS:
+            self.drifted_tools.labels(kind=kind).set(by_kind.get(kind, 0))
 
     def watch_upstream_sessions(
         self, idle: Callable[[], int], events: Callable[[], Mapping[str, int]]

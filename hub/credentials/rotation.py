@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from hub.core import rls
 from hub.core.crypto import AAD_PREFIX, CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
+from hub.core.metrics import Metrics
+from hub.core.scraped import Reader
 from hub.core.tenant_passes import every_tenant
 from hub.credentials import repository
 from hub.models.credential import ENCRYPTED_FIELDS
 
-__all__ = ["RotationReport", "remaining_by_key_id", "rotate_credentials"]
+__all__ = ["RotationReport", "backlog_reader", "remaining_by_key_id", "rotate_credentials"]
 
 
 @dataclass
@@ -41,6 +43,15 @@ async def remaining_by_key_id(db: Database, keyring: Keyring) -> dict[str, int]:
                 for key_id, n in (await repository.count_by_key_id_all_tenants(session)).items():
                     counts[key_id] = counts.get(key_id, 0) + n
     return {k: n for k, n in counts.items() if k != keyring.active_key_id}
+
+
+def backlog_reader(keyring: Keyring, metrics: Metrics) -> Reader:
+    """``hub_credential_fields_not_under_active_key``, read when ``/metrics`` is scraped."""
+
+    async def read(db: Database) -> None:
+        metrics.set_rotation_backlog(await remaining_by_key_id(db, keyring))
+
+    return read
 
 
 async def rotate_credentials(

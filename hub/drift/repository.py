@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,6 +18,7 @@ from hub.models import Catalog, CatalogDrift, DeploymentEntry, Server, ServerPro
 __all__ = [
     "catalog_drift",
     "deployments_pinning",
+    "drift_marks_all_tenants",
     "due_servers",
     "forget_drift",
     "forget_unpinned",
@@ -123,3 +125,14 @@ async def forget_unpinned(session: AsyncSession) -> None:
     await session.execute(
         delete(CatalogDrift).where(~pinned.exists()).execution_options(synchronize_session=False)
     )
+
+
+async def drift_marks_all_tenants(session: AsyncSession) -> list[dict[str, Any]]:
+    """The marks (``{tool: record}``) of every catalog version some deployment pins, in every
+    tenant the session may see (one tenant under row-level security)."""
+    pinned = select(DeploymentEntry.id).where(
+        DeploymentEntry.tenant_id == CatalogDrift.tenant_id,
+        DeploymentEntry.catalog_id == CatalogDrift.catalog_id,
+    )
+    query = select(CatalogDrift.tools).where(pinned.exists())
+    return [dict(tools) for tools in (await session.execute(query)).scalars().all()]

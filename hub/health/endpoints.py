@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
 from hub.core.components import component
-from hub.core.crypto import Keyring
 from hub.core.deps import DatabaseDep
 from hub.core.errors import ServiceUnavailable
 from hub.core.metrics import CONTENT_TYPE, Metrics
 from hub.core.route_shape import ShapedRoute
 from hub.core.schemas import Envelope
-from hub.credentials.rotation import remaining_by_key_id
+from hub.core.scraped import ScrapedState
 from hub.health.service import Readiness, check_readiness
 
 router = APIRouter(tags=["health"], route_class=ShapedRoute)
-log = logging.getLogger("hub.health")
 
 MetricsDep = Annotated[Metrics, Depends(component(Metrics))]
-KeyringDep = Annotated[Keyring, Depends(component(Keyring))]
+StateDep = Annotated[ScrapedState, Depends(component(ScrapedState))]
 ReadinessDep = Annotated[Readiness, Depends(component(Readiness))]
 
 
@@ -37,20 +33,11 @@ async def healthz() -> Envelope[HealthStatus]:
     return Envelope(data=HealthStatus(status="ok"))
 
 
-#: The key-rotation backlog is a scan of every credential: a scrape reads it at most this often,
-#: so the scrapes in between answer from memory without touching the database.
-BACKLOG_REFRESH_S = 30.0
-
-
 @router.get("/metrics", response_class=Response, name="metrics")
-async def metrics(db: DatabaseDep, registry: MetricsDep, keyring: KeyringDep) -> Response:
-    """Prometheus metrics of this replica (no tenant data, no secrets)."""
-    if registry.rotation_backlog_older_than(BACKLOG_REFRESH_S):
-        try:
-            async with asyncio.timeout(5):
-                registry.set_rotation_backlog(await remaining_by_key_id(db, keyring))
-        except Exception:  # metrics stay available while the database is not
-            log.warning("metrics: could not read the key-rotation backlog")
+async def metrics(db: DatabaseDep, registry: MetricsDep, state: StateDep) -> Response:
+    """Prometheus metrics of this replica (no tenant data, no secrets), with the gauges of the
+    database's state read at most every 30 s (:mod:`hub.core.scraped`)."""
+    await state.refresh(db)  # never raises: metrics stay available while the database is not
     return Response(registry.render(), media_type=CONTENT_TYPE)
 
 

@@ -35,6 +35,7 @@ from tests.drift.support import asks, call, drift_of, listed, metric, run_drift,
 from tests.gateway.support import Deployed, Upstream, deploy
 from tests.peers.fixtures import SdkPeer, SdkPeerStarter, default_tools
 from tests.support.factories import scope_of
+from tests.support.scrape import scraped
 from tests.support.stories import audit_events
 
 CANARY = f"CANARY-{uuid.uuid4()}"
@@ -230,6 +231,8 @@ async def test_renamed_and_removed_tools_are_drift(
     assert kinds == {"add": "renamed", "fail": "gone"}
     assert metric(app, "hub_drift_tools_total", kind="renamed") == 1
     assert metric(app, "hub_drift_tools_total", kind="gone") == 1
+    for kind, now_drifted in (("changed", 0), ("gone", 1), ("renamed", 1)):
+        assert await scraped(client, "hub_drifted_tools", kind=kind) == now_drifted
 
 
 async def test_one_probe_per_server_per_interval(
@@ -267,6 +270,7 @@ async def test_repinning_to_a_newer_version_clears_the_drift(
     peer.set_tools(_tools_with(add={"description": "Adds two integers, and more."}))
     await run_drift(app, database)
     assert asks((await listed(client, deployed))["up__add"])
+    assert await scraped(client, "hub_drifted_tools", kind="changed") == 1
     admin = deployed.setup.admin.headers
 
     renamed = await client.patch(
@@ -288,6 +292,8 @@ async def test_repinning_to_a_newer_version_clears_the_drift(
     )
     assert repinned.status_code == 200, repinned.text
     assert (await drift_of(client, deployed))["tools"] == []
+    clock_control.advance(31)  # past the gauges' refresh: version 1's marks count no more
+    assert await scraped(client, "hub_drifted_tools", kind="changed") == 0
     deployed.catalogs["up"] = snapshot.json()["data"]
     assert not asks((await listed(client, deployed))["up__add"])
     clock_control.advance(INTERVAL_S + 1)

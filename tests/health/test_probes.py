@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+import socket
+import time
+
 import httpx2
+import pytest
 from fastapi import FastAPI
 
 from hub.app import create_app
+from hub.core.components import components_of
 from hub.core.db import Database
+from hub.core.scraped import ScrapedState
 from tests.conftest import make_settings
 
 
@@ -31,6 +38,37 @@ async def test_readyz_503_when_database_unreachable() -> None:
         assert error["code"] == "service_unavailable"
         assert error["message"] == "database unreachable"
         assert (await client.get("/healthz")).status_code == 200
+        scrape = await client.get("/metrics")  # the state gauges cannot be read; the rest can
+        assert scrape.status_code == 200
+        assert "hub_request_duration_seconds_count" in scrape.text
+
+
+async def test_metrics_answer_in_time_when_the_database_hangs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A database that accepts the connection and never answers: the scrape gives up on the
+    state gauges after their deadline and answers with the rest; the next scrape tries again."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"postgresql+asyncpg://nobody@127.0.0.1:{silent.getsockname()[1]}/none"
+        app: FastAPI = create_app(make_settings(url), database=Database.from_url(url))
+        transport = httpx2.ASGITransport(app=app)
+        async with (
+            app.router.lifespan_context(app),
+            httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as client,
+        ):
+            state = components_of(app).get(ScrapedState)
+            state.timeout_s = 0.5
+            for _ in range(2):
+                started = time.monotonic()
+                with caplog.at_level(logging.WARNING, logger="hub.metrics"):
+                    scrape = await client.get("/metrics")
+                assert scrape.status_code == 200
+                assert time.monotonic() - started < 0.5 + 1.5
+                assert "reading the database's state took over 0.5s" in caplog.text
+                caplog.clear()
+            assert state.due()
 
 
 async def test_metrics_count_requests_decisions_and_backlog(
