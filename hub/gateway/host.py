@@ -115,7 +115,8 @@ class GatewayHost:
             return
         raise RpcError(
             RATE_LIMITED,
-            "Too many tool calls",
+            # the message is all many MCP clients show the model: say when to try again
+            f"Too many tool calls: try again in {decision.retry_after_s} s",
             {"class": "rate_limited", "retry_after_s": decision.retry_after_s},
             headers=decision.headers,
         )
