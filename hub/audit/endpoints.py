@@ -1,7 +1,8 @@
 """Reading the audit trail (DESIGN §4, §11): a tenant's chain, and the platform's.
 
 - ``GET /tenants/{t}/audit`` — events oldest first (``order=newest``: newest first), filtered
-  by ``action``, ``actor``, ``outcome``, ``since`` (inclusive) and ``until`` (exclusive), with
+  by ``action``, ``actor``, ``outcome``, ``since`` (inclusive), ``until`` (exclusive) and
+  ``after_seq`` (rows placed after that one in the chain: a follower's "what is new"), with
   cursor pagination;
 - ``GET /tenants/{t}/audit/verify`` — the hash chain checked from its first row to its head;
 - ``GET /tenants/{t}/audit/export`` — the chain as NDJSON (one event per line, ``seq`` order,
@@ -57,6 +58,15 @@ def audit_filters(
     outcome: Annotated[Outcome | None, Query()] = None,
     since: Annotated[UtcDatetime | None, Query()] = None,
     until: Annotated[UtcDatetime | None, Query()] = None,
+    after_seq: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            description="Only rows after this one in the chain (its `seq`). Rows are numbered "
+            "in the order they were written, so polling with the highest `seq` seen misses "
+            "none, even a row whose `at` is earlier than one already seen.",
+        ),
+    ] = None,
 ) -> AuditFilters:
     return AuditFilters(
         action=action.value if action else None,
@@ -64,6 +74,7 @@ def audit_filters(
         outcome=outcome,
         since=since,
         until=until,
+        after_seq=after_seq,
     )
 
 

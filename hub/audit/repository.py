@@ -51,6 +51,7 @@ class AuditFilters:
     outcome: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    after_seq: int | None = None
 
 
 def chain_key(tenant_id: TenantId | None) -> str:
@@ -203,6 +204,8 @@ def _filtered(tenant_id: TenantId | None, filters: AuditFilters) -> Select[Audit
         query = query.where(AuditEvent.at >= filters.since)
     if filters.until is not None:
         query = query.where(AuditEvent.at < filters.until)
+    if filters.after_seq is not None:
+        query = query.where(AuditEvent.seq > filters.after_seq)
     return query
 
 

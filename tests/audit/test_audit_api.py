@@ -7,20 +7,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx2
 import pytest
 from sqlalchemy import text
 
+from hub.audit.actions import Action
 from hub.audit.chain import GENESIS, NewEvent, link_hash
 from hub.audit.schemas import AuditEventRead
+from hub.audit.service import Entry, record_entries
 from hub.core import clock
 from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.support.databases import as_owner
-from tests.support.factories import Actor, make_platform_admin, make_principal
+from tests.support.factories import Actor, make_platform_admin, make_principal, scope_of
 from tests.support.hubcommand import hub_argv
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
@@ -98,6 +100,40 @@ async def test_filters_and_cursor(
     assert [e["seq"] for e in first["data"] + second.json()["data"]] == [1, 2, 3, 4]
     unknown = await _get(client, team.url("audit"), team.admin, action="tenant.explode")
     assert unknown.status_code == 400
+
+
+async def test_after_seq_finds_a_row_written_late_with_an_earlier_time(
+    client: httpx2.AsyncClient, database: Database, team: TenantAdmin
+) -> None:
+    """A tool call's row is written after its answer, stamped with the call's time: a follower
+    asking by time (``since`` the newest ``at`` seen) skips it; asking by place in the chain
+    (``after_seq`` the highest ``seq`` seen) does not."""
+    seen = (await _get(client, team.url("audit"), team.admin)).json()["data"]
+    newest = seen[-1]
+    late = Entry(
+        tenant_id=scope_of(team.tenant_id),
+        actor_id=None,
+        action=Action.TOOL_CALL,
+        resource="tool:up.echo",
+        request_id="written-late",
+        outcome="success",
+        details={},
+        at=datetime.fromisoformat(seen[0]["at"]) - timedelta(seconds=1),
+    )
+    await record_entries(database, late.tenant_id, [late])
+    by_time = await _get(client, team.url("audit"), team.admin, since=newest["at"])
+    assert "written-late" not in {e["request_id"] for e in by_time.json()["data"]}
+    by_place = await _get(client, team.url("audit"), team.admin, after_seq=str(newest["seq"]))
+    assert [(e["seq"], e["request_id"]) for e in by_place.json()["data"]] == [
+        (newest["seq"] + 1, "written-late")
+    ]
+    mine = await _get(
+        client, team.url("audit"), team.admin, after_seq="0", action="principal.create"
+    )
+    assert [e["seq"] for e in mine.json()["data"]] == [1, 2, 3]  # with the other filters
+    for bad in ("-1", "x"):
+        refused = await _get(client, team.url("audit"), team.admin, after_seq=bad)
+        assert refused.status_code == 400, refused.text
 
 
 async def test_reading_needs_audit_read(

@@ -17,10 +17,14 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import create_engine, insert, select
 
+from hub.audit.actions import Action
+from hub.audit.service import Entry, record_entries
 from hub.core.crypto import Keyring
+from hub.core.db import Database
 from hub.models import Approval, Principal
 from tests.cli.support import LiveHub, live_hub, tenant_with_owner
 from tests.deploy.serving import TEST_KEYRING
+from tests.support.factories import scope_of
 from tests.support.hubcommand import hub_argv
 
 
@@ -240,6 +244,9 @@ async def test_audit_tail_reads_the_newest_rows_and_follows(tmp_path: Path) -> N
             for name in ("later1", "later2"):
                 await hub.ok("principals", "create", name, *owner)
             await until(3)
+            # a row committed late with an earlier time (as a tool call's is): printed too
+            await _write_late_row(tmp_path / "hub.db", everything[-1])
+            await until(4)
             await asyncio.sleep(1.5)  # three more polls: nothing is printed twice
         finally:
             follow.terminate()
@@ -250,8 +257,29 @@ async def test_audit_tail_reads_the_newest_rows_and_follows(tmp_path: Path) -> N
             printed.extend(rows)
             buffer = buffer[end:].strip()
     assert printed[0]["id"] == everything[-1]["id"]
-    assert [row["action"] for row in printed[1:]] == ["principal.create"] * 2
-    assert len({row["id"] for row in printed}) == len(printed) == 3
+    assert [row["action"] for row in printed[1:]] == ["principal.create"] * 2 + ["tool.call"]
+    assert printed[3]["request_id"] == "written-late"
+    assert printed[3]["at"] < printed[0]["at"]
+    assert len({row["id"] for row in printed}) == len(printed) == 4
+
+
+async def _write_late_row(path: Path, like: dict[str, Any]) -> None:
+    """Append to ``like``'s chain, in the hub's database, a row stamped before ``like``."""
+    db = Database.from_url(f"sqlite+aiosqlite:///{path}")
+    try:
+        late = Entry(
+            tenant_id=scope_of(uuid.UUID(like["tenant_id"])),
+            actor_id=None,
+            action=Action.TOOL_CALL,
+            resource="tool:up.echo",
+            request_id="written-late",
+            outcome="success",
+            details={},
+            at=datetime.fromisoformat(like["at"]) - timedelta(minutes=5),
+        )
+        await record_entries(db, late.tenant_id, [late])
+    finally:
+        await db.dispose()
 
 
 @pytest.mark.slow

@@ -50,7 +50,8 @@ async def test_the_call_over_the_limit_is_42900_with_retry_after(
     assert 1 <= error["data"]["retry_after_s"] <= 60
     assert int(refused.headers["retry-after"]) == error["data"]["retry_after_s"]
     # an agent's MCP client often shows only the message: it says when to try again
-    assert error["message"] == f"Too many tool calls: try again in {error['data']['retry_after_s']} s"
+    wait_s = error["data"]["retry_after_s"]
+    assert error["message"] == f"Too many tool calls: try again in {wait_s} s"
     assert "ratelimit-policy" in refused.headers
     metrics = components_of(app).get(Metrics).render().decode()
     assert 'hub_rate_limit_refusals_total{kind="tool_call"} 1.0' in metrics

@@ -4,8 +4,8 @@ Written against ``GET /tenants/{t}/audit`` (a cursor-paginated list, oldest firs
 ``GET /tenants/{t}/audit/verify`` (the hash chain's check). ``tail`` reads the newest rows
 (``order=newest``, as many as it prints) and prints them oldest first (only those matching
 ``--action``, ``--actor``, ``--outcome`` and ``--since``, filtered by the hub, when given);
-``--follow`` then reads every ``--interval`` seconds from the newest time shown and prints rows
-it has not shown yet. ``verify`` prints the hub's answer and exits 1 when the chain is reported
+``--follow`` then asks every ``--interval`` seconds for the rows placed after the last one seen
+in the chain (``after_seq``). ``verify`` prints the hub's answer and exits 1 when the chain is reported
 broken; ``verify --local`` checks the database directly (:mod:`hub.cli.audit`).
 """
 
@@ -58,17 +58,25 @@ def _newest(r: Remote, last: int, filters: dict[str, Any]) -> list[dict[str, Any
     return rows[::-1]
 
 
-def _since(r: Remote, filters: dict[str, Any], since: Any) -> list[dict[str, Any]]:
-    """Every row at or after ``since`` (all of them, when ``since`` is None), oldest first."""
+def _after(r: Remote, filters: dict[str, Any], after_seq: int) -> list[dict[str, Any]]:
+    """Every row placed after ``after_seq`` in the chain, in chain order."""
     rows: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
-        params = {**filters, "since": since, "limit": PAGE_LIMIT, "cursor": cursor}
+        params = {**filters, "after_seq": after_seq, "limit": PAGE_LIMIT, "cursor": cursor}
         body = r.client.request("GET", r.path("audit"), params=_present(params)).json()
         rows.extend(body.get("data") or [])
         cursor = body.get("next_cursor")
         if not cursor:
-            return rows
+            return sorted(rows, key=lambda row: int(row.get("seq") or 0))
+
+
+def _head_seq(r: Remote) -> int:
+    """The place of the chain's newest row (0 for an empty chain): where following starts
+    when no row was shown."""
+    params = {"order": "newest", "limit": 1}
+    body = r.client.request("GET", r.path("audit"), params=params).json()
+    return max((int(row.get("seq") or 0) for row in body.get("data") or []), default=0)
 
 
 def _follow(
@@ -78,21 +86,17 @@ def _follow(
     columns: list[Column],
     interval: float,
 ) -> None:
-    """Print rows as they come: each poll reads from the newest time shown (inclusive, so a row
-    written in the same instant is not missed), skipping the rows already printed."""
-    since = rows[-1]["at"] if rows else filters.get("since")
-    shown = {row.get("id") for row in rows if row.get("at") == since}
+    """Print rows as they come. Each poll asks for the rows after the highest ``seq`` seen: the
+    chain numbers rows in the order they were written, so a row committed late (a tool call's,
+    written after its answer) is printed even when its time is earlier than rows already shown,
+    which polling by time would skip."""
+    seen = max((int(row.get("seq") or 0) for row in rows), default=0) or _head_seq(r)
     while True:
         time.sleep(interval)
-        fresh = [row for row in _since(r, filters, since) if row.get("id") not in shown]
-        if not fresh:
-            continue
-        r.out.table(fresh, columns)
-        newest = fresh[-1].get("at")
-        if newest != since:
-            shown = set()
-            since = newest
-        shown.update(row.get("id") for row in fresh if row.get("at") == since)
+        fresh = _after(r, filters, seen)
+        if fresh:
+            r.out.table(fresh, columns)
+            seen = max(seen, *(int(row.get("seq") or 0) for row in fresh))
 
 
 def _present(params: dict[str, Any]) -> dict[str, Any]:
