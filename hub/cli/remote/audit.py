@@ -5,8 +5,8 @@ Written against ``GET /tenants/{t}/audit`` (a cursor-paginated list, oldest firs
 (``order=newest``, as many as it prints) and prints them oldest first (only those matching
 ``--action``, ``--actor``, ``--outcome`` and ``--since``, filtered by the hub, when given);
 ``--follow`` then asks every ``--interval`` seconds for the rows placed after the last one seen
-in the chain (``after_seq``). ``verify`` prints the hub's answer and exits 1 when the chain is reported
-broken; ``verify --local`` checks the database directly (:mod:`hub.cli.audit`).
+in the chain (``after_seq``). ``verify`` prints the hub's answer and exits 1 when the chain is
+reported broken; ``verify --local`` checks the database directly (:mod:`hub.cli.audit`).
 """
 
 from __future__ import annotations
