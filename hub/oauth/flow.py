@@ -3,7 +3,8 @@
 1. **Subject**, read in a short session: a server (``server:<handle>`` : write; its own
    ``oauth_token`` credential is then re-authorised in place), a URL and a name for a new
    credential, or a credential to re-authorise (``credential:<c>`` : use and write; a step-up,
-   at most ``step_up_limit`` per credential in ``step_up_window_s``).
+   at most ``step_up_limit`` per credential in ``step_up_window_s`` — but a credential in
+   ``error``, its refresh token refused, is never capped: re-authorising is its only repair).
 2. **Discovery**, with no transaction open and one deadline for all of it: an unauthenticated
    MCP probe of the server for its ``WWW-Authenticate`` challenge, the protected resource
    metadata (:mod:`~hub.oauth.protected_resource`), the authorization server metadata
@@ -120,12 +121,13 @@ async def _subject(
             )
         if data.credential_id is not None:
             credential = await _oauth_credential(read, access, data.credential_id)
-            since = clock.now() - timedelta(seconds=ctx.config.step_up_window_s)
-            count = await repository.count_reauthorizations(
-                read, access.tenant_id, credential.id, since
-            )
-            if count >= ctx.config.step_up_limit:
-                raise failure("step_up_limit")
+            if credential.status != "error":  # a dead credential's re-authorisation is a repair
+                since = clock.now() - timedelta(seconds=ctx.config.step_up_window_s)
+                count = await repository.count_reauthorizations(
+                    read, access.tenant_id, credential.id, since
+                )
+                if count >= ctx.config.step_up_limit:
+                    raise failure("step_up_limit")
             bound = await servers_service.server_using_credential(
                 read, access.tenant_id, credential.id
             )

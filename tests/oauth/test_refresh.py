@@ -197,6 +197,28 @@ async def test_step_ups_are_capped(hub: Hub, oauth_peers: OAuthPeersStarter) -> 
     assert refused.json()["error"]["reason"] == "step_up_limit"
 
 
+async def test_a_credential_in_error_is_repaired_past_the_step_up_cap(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    """Its refresh token refused, re-authorising is the only way back: the cap does not apply."""
+    peers = await oauth_peers()
+    credential_id = await hub.connected(peers)
+    for _ in range(2):  # the cap reached
+        assert (await hub.connect({"credential_id": credential_id})).status is not None
+    await _expire(hub, peers, credential_id)
+    peers.auth.knobs.refresh_error = "invalid_grant"
+    assert (await hub.snapshot("linear")).status_code == 422
+    assert (await hub.credential(credential_id))["status"] == "error"
+    peers.auth.knobs.refresh_error = None
+    repaired = await hub.connect({"credential_id": credential_id})
+    assert repaired.status is not None
+    assert repaired.status["status"] == "completed"
+    assert (await hub.credential(credential_id))["status"] == "active"
+    assert (await hub.snapshot("linear")).status_code == 201
+    capped = await hub.start({"credential_id": credential_id})  # active again: capped again
+    assert capped.json()["error"]["reason"] == "step_up_limit"
+
+
 async def test_a_pasted_secret_discards_the_refresh_token_and_client_secret(
     hub: Hub, oauth_peers: OAuthPeersStarter
 ) -> None:
