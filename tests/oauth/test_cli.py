@@ -114,6 +114,27 @@ async def test_connect_then_step_up_with_the_login_profile(
             assert token not in done.stdout + done.stderr + stepped.stdout + stepped.stderr
 
 
+async def test_a_credential_for_a_url_no_server_uses_yet(
+    tmp_path: Path, oauth_peers: OAuthPeersStarter
+) -> None:
+    """``--url URL --name NAME``: a new OAuth credential bound to no server; a server added
+    later with ``--credential NAME`` uses it."""
+    peers = await oauth_peers()
+    with live_hub(tmp_path, **SETTINGS) as hub:
+        await tenant_with_owner(hub)
+        done, _ = await _connect(hub, "--url", peers.peer.url, "--name", "tracker")
+        assert done.code == 0, done
+        [credential] = (await hub.ok("credentials", "list", "--json", *OWNER)).json()
+        assert (credential["name"], credential["type"]) == ("tracker", "oauth_token")
+        assert f"connected credential tracker ({credential['id']})" in done.error_lines
+        hint = f"use it with: hub servers add HANDLE {peers.peer.url} --credential tracker"
+        assert hint in done.error_lines
+        await hub.ok("servers", "add", "linear", peers.peer.url, "--credential", "tracker", *OWNER)
+        await hub.ok("catalogs", "snapshot", "linear", *OWNER)  # the token works upstream
+        for token in [*peers.auth.tokens, *peers.auth.refresh_tokens]:
+            assert token not in done.stdout + done.stderr
+
+
 async def test_a_pre_registered_client_with_its_secret_from_stdin(
     tmp_path: Path, oauth_peers: OAuthPeersStarter
 ) -> None:
@@ -163,8 +184,11 @@ async def test_failures_are_one_line_with_their_exit_status(
         refusals = {
             ("nowhere",): "server not found",
             ("--credential", "nothing"): "no credential named 'nothing' in this tenant",
-            ("linear", "--credential", "x"): "name a server HANDLE or --credential, one of them",
-            (): "name a server HANDLE or --credential, one of them",
+            ("linear", "--credential", "x"): "name a server HANDLE, --credential, or --url",
+            (): "name a server HANDLE, --credential, or --url with --name: one of them",
+            ("--url", peers.peer.url): "--url and --name go together",
+            ("linear", "--url", peers.peer.url, "--name", "n"): "one of them",
+            ("--url", "ftp://x.example/mcp", "--name", "n"): "url must be absolute https",
             ("linear", "--client-secret-stdin"): "go with --client-id",
             (
                 "linear",

@@ -4,7 +4,8 @@
 
 Like every remote command it acts with the login profile (``--profile``, ``--tenant``): ``POST
 /tenants/{t}/oauth/authorizations {"server": HANDLE}`` (or ``{"credential_id": …}`` for
-``--credential NAME``, a step-up that keeps and widens the credential's scopes), prints the
+``--credential NAME``, a step-up that keeps and widens the credential's scopes, or ``{"url",
+"credential_name"}`` for ``--url URL --name NAME``, a new credential no server uses yet), prints the
 authorization URL alone on stdout for the operator to open, then polls ``GET …/{id}`` every
 ``--interval`` seconds until the hub has the token (exit 0, naming the credential), the
 authorization failed (exit 1, with its reason) or ``--timeout`` passed (exit 2). A refusal by
@@ -124,7 +125,9 @@ def _credential_name(r: Remote, credential_id: str) -> str:
 def connect(
     handle: Annotated[
         str | None,
-        typer.Argument(metavar="HANDLE", help="The server's handle (or --credential)."),
+        typer.Argument(
+            metavar="HANDLE", help="The server's handle (or --credential, or --url and --name)."
+        ),
     ] = None,
     credential: Annotated[
         str | None,
@@ -133,6 +136,19 @@ def connect(
             metavar="CREDENTIAL",
             help="Re-authorise this OAuth credential (name or id) instead: a step-up.",
         ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            metavar="URL",
+            help="Connect this MCP server's URL to a new credential, bound to no server yet "
+            "(with --name).",
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", metavar="NAME", help="The new credential's name (with --url)."),
     ] = None,
     scope: Annotated[
         list[str] | None,
@@ -163,8 +179,10 @@ def connect(
     """Print the authorization URL to open, and wait until the hub has the token.
 
     Exit 0: connected. 1: refused, or the authorization failed. 2: --timeout passed."""
-    if (handle is None) == (credential is None):
-        fail("name a server HANDLE or --credential, one of them")
+    if (url is None) != (name is None):
+        fail("--url and --name go together: the server's URL and the new credential's name")
+    if [handle, credential, url].count(None) != 2:
+        fail("name a server HANDLE, --credential, or --url with --name: one of them")
     body: dict[str, Any] = {}
     if scope:
         body["scopes"] = scope
@@ -174,6 +192,8 @@ def connect(
             body["client"] = client
         if credential is not None:
             body["credential_id"] = resolve.credential(r, credential)["id"]
+        elif url is not None:
+            body["url"], body["credential_name"] = url, name
         else:
             body["server"] = handle
         with progress("finding the authorization server"):  # probes, metadata, registration
@@ -182,6 +202,8 @@ def connect(
         typer.echo(safe(started["authorization_url"]))
         _callback_note(r, str(started["authorization_url"]))
         done = _wait(r, str(started["id"]), timeout, interval)
-        name = _credential_name(r, str(done["credential_id"]))
         server = f"{done['server']}: " if done.get("server") else ""
-        note(safe(f"connected {server}credential {name} ({done['credential_id']})"))
+        made = _credential_name(r, str(done["credential_id"]))
+        note(safe(f"connected {server}credential {made} ({done['credential_id']})"))
+        if url is not None:
+            note(safe(f"use it with: hub servers add HANDLE {url} --credential {made}"))
