@@ -102,9 +102,8 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     cache = PolicyCache()
     views = ViewLoader()
     idle_s = settings.upstream_session_idle_s
-    keeper = SessionKeeper(idle_s=idle_s) if idle_s > 0 else None
-    if keeper is not None:
-        metrics.watch_upstream_sessions(keeper.idle_count, lambda: keeper.events)
+    counted = metrics.count_upstream_sessions() if idle_s > 0 else None
+    keeper = SessionKeeper(idle_s=idle_s, on_change=counted) if idle_s > 0 else None
     client = McpClient(fetcher, client_info=CLIENT_INFO, keeper=keeper)
     oauth = OAuthConfig.from_settings(settings)
     refresher = TokenRefresher(fetcher, keyring, oauth)  # the upstream's TokenKeeper

@@ -11,13 +11,24 @@ already in use fails at once and ``--port 0`` picks one port for every worker. W
 spawned (a fresh interpreter, as uvicorn does) and build their app from the factory; one that
 dies is started again. SIGTERM or SIGINT is passed on as SIGTERM, and the supervisor waits for
 every worker's graceful shutdown before it exits.
+
+One ``/metrics`` for the port: a scrape reaches whichever worker the kernel picks, so each worker
+reporting its own counters would make them jump back and forth between scrapes. The supervisor
+makes a fresh directory and names it in ``PROMETHEUS_MULTIPROC_DIR`` before spawning, which
+switches prometheus_client into its multiprocess mode in every worker: values are written to
+files there and any worker's ``/metrics`` reads them all (:mod:`hub.core.metrics`). A worker that
+dies keeps its counts (counters never go back); its live gauges are dropped
+(``mark_process_dead``); the directory is removed when the supervisor exits.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import shutil
 import signal
 import socket
+import tempfile
 import time
 from collections.abc import Callable
 from types import FrameType
@@ -26,6 +37,8 @@ from typing import Any
 __all__ = ["run_workers"]
 
 _RESTART_PAUSE_S = 1.0
+#: prometheus_client's own switch to its multiprocess mode (read by the spawned workers)
+METRICS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -53,6 +66,30 @@ def run_workers(
     ``workers`` processes; the exit status."""
     reserved = _bind(host, port)  # fail now if the port is taken; fixes the port for --port 0
     port = reserved.getsockname()[1]
+    metrics_dir = tempfile.mkdtemp(prefix="hub-metrics-")
+    previous_dir = os.environ.get(METRICS_DIR_VARIABLE)
+    os.environ[METRICS_DIR_VARIABLE] = metrics_dir  # inherited by the spawned workers
+    try:
+        return _supervise(serve_one, host, port, workers, options, metrics_dir)
+    finally:
+        reserved.close()
+        if previous_dir is None:
+            os.environ.pop(METRICS_DIR_VARIABLE, None)
+        else:
+            os.environ[METRICS_DIR_VARIABLE] = previous_dir
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _supervise(
+    serve_one: ServeOne,
+    host: str,
+    port: int,
+    workers: int,
+    options: dict[str, Any],
+    metrics_dir: str,
+) -> int:
+    from prometheus_client import multiprocess
+
     context = multiprocessing.get_context("spawn")
     stopping = False
 
@@ -75,6 +112,8 @@ def run_workers(
             for index, process in enumerate(processes):
                 process.join(timeout=0.5 / workers)
                 if process.exitcode is not None and not stopping:
+                    if process.pid is not None:  # its live gauges go; its counts stay
+                        multiprocess.mark_process_dead(process.pid, metrics_dir)  # type: ignore[no-untyped-call]
                     time.sleep(_RESTART_PAUSE_S)  # a worker that cannot start must not spin
                     processes[index] = start()
         for process in processes:
@@ -82,5 +121,4 @@ def run_workers(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        reserved.close()
     return 0 if all(p.exitcode in (0, -signal.SIGTERM) for p in processes) else 1

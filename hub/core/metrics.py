@@ -2,15 +2,20 @@
 
 Labels are bounded by construction: route templates (never raw paths, so no ids), methods, status
 codes, effects, discovery reasons and key ids. Nothing tenant-specific and no secret is a label.
+
+Under ``hub serve --workers N`` the processes share their values through files
+(prometheus_client's multiprocess mode, switched on by :mod:`hub.cli.workers`), so whichever
+process answers ``/metrics`` reports the sum over all of them: counters and histograms add up,
+the kept-session gauge is the live processes' sum, and the gauges of shared state (read from the
+database by each process) are the most recently read value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.registry import Collector
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, values
+from prometheus_client.multiprocess import MultiProcessCollector
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
@@ -57,12 +62,15 @@ class Metrics:
             "Encrypted credential fields still under a key other than the active one.",
             ["key_id"],
             registry=self.registry,
+            multiprocess_mode="mostrecent",
         )
+        self._backlog_keys: set[str] = set()
         # read from the database when scraped (hub.core.scraped): the same value on every replica
         self.approvals_pending = Gauge(
             "hub_approvals_pending",
             "Approvals waiting for a person's decision (pending, not expired), over every tenant.",
             registry=self.registry,
+            multiprocess_mode="mostrecent",
         )
         self.drifted_tools = Gauge(
             "hub_drifted_tools",
@@ -70,6 +78,7 @@ class Metrics:
             "(changed, gone, renamed).",
             ["kind"],
             registry=self.registry,
+            multiprocess_mode="mostrecent",
         )
 
         # rate limits (DESIGN §11): refusals, and checks admitted unchecked while storage is down
@@ -125,46 +134,53 @@ class Metrics:
         )
 
     def set_rotation_backlog(self, remaining: Mapping[str, int]) -> None:
-        self.rotation_backlog.clear()
+        """Fields per key id; a key id seen before and absent now reads 0 (with several
+        processes, a label once written cannot be taken back, so none is removed)."""
+        for key_id in self._backlog_keys - remaining.keys():
+            self.rotation_backlog.labels(key_id=key_id).set(0)
         for key_id, count in remaining.items():
             self.rotation_backlog.labels(key_id=key_id).set(count)
+        self._backlog_keys |= remaining.keys()
 
     def set_drifted_tools(self, by_kind: Mapping[str, int]) -> None:
-        self.drifted_tools.clear()
         for kind in DRIFT_KINDS:
             self.drifted_tools.labels(kind=kind).set(by_kind.get(kind, 0))
 
-    def watch_upstream_sessions(
-        self, idle: Callable[[], int], events: Callable[[], Mapping[str, int]]
-    ) -> None:
-        """Expose the gateway's kept upstream sessions (``hub.mcp.client.keeper``), read at each
-        scrape: how many are idle now, and what became of them so far, by event."""
-        self.registry.register(_UpstreamSessions(idle, events))
-
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
-
-
-class _UpstreamSessions(Collector):
-    """The kept upstream sessions' gauge and counters, read from the keeper at scrape time."""
-
-    def __init__(self, idle: Callable[[], int], events: Callable[[], Mapping[str, int]]) -> None:
-        self._idle = idle
-        self._events = events
-
-    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
-        yield GaugeMetricFamily(
+    def count_upstream_sessions(self) -> Callable[[int, Mapping[str, int]], None]:
+        """Register the gateway's kept upstream sessions' metrics (``hub.mcp.client.keeper``);
+        the keeper calls the answer after each change with how many are idle now and what
+        became of them so far, by event."""
+        idle = Gauge(
             "hub_upstream_sessions_idle",
             "Handshake-era upstream sessions kept idle for the next tool call.",
-            value=self._idle(),
+            registry=self.registry,
+            multiprocess_mode="livesum",
         )
-        events = CounterMetricFamily(
+        events = Counter(
             "hub_upstream_session_events",
             "What became of kept upstream sessions: resumed, kept, surplus (over the per-key "
             "bound, deleted), expired (idle too long, deleted), forgotten (their key dropped) and "
             "lost (the server no longer knew them; a new session was opened).",
-            labels=["event"],
+            ["event"],
+            registry=self.registry,
         )
-        for event, count in self._events().items():
-            events.add_metric([event], count)
-        yield events
+        counted: dict[str, int] = {}
+
+        def changed(idle_now: int, so_far: Mapping[str, int]) -> None:
+            idle.set(idle_now)
+            for event, count in so_far.items():
+                child = events.labels(event=event)
+                if count > counted.get(event, 0):
+                    child.inc(count - counted.get(event, 0))
+                    counted[event] = count
+
+        return changed
+
+    def render(self) -> bytes:
+        """The exposition text: this process's metrics, or, when the values are shared by the
+        processes of ``hub serve --workers N`` (:mod:`hub.cli.workers`), every process's."""
+        if values.ValueClass is values.MutexValue:
+            return generate_latest(self.registry)
+        shared = CollectorRegistry()
+        MultiProcessCollector(shared)  # type: ignore[no-untyped-call]  # untyped upstream
+        return generate_latest(shared)

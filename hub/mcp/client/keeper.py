@@ -39,7 +39,7 @@ import json
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 __all__ = ["KeptSession", "SessionKeeper"]
@@ -74,7 +74,9 @@ class SessionKeeper:
         per_key: int = PER_KEY,
         keys: int = KEYS,
         clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[int, Mapping[str, int]], None] | None = None,
     ) -> None:
+        """``on_change(idle_count, events)`` is called after every change (the hub's metrics)."""
         if idle_s <= 0 or per_key < 1 or keys < 1:
             raise ValueError("idle_s must be positive, per_key and keys at least 1")
         self.idle_s = idle_s
@@ -84,6 +86,12 @@ class SessionKeeper:
         self._mac_key = os.urandom(32)
         self._idle: OrderedDict[bytes, list[KeptSession]] = OrderedDict()
         self.events: dict[str, int] = dict.fromkeys(EVENTS, 0)
+        self._on_change = on_change
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self.idle_count(), self.events)
 
     def __repr__(self) -> str:
         return f"<SessionKeeper keys={len(self._idle)} idle={self.idle_count()}>"
@@ -121,6 +129,7 @@ class SessionKeeper:
             self._idle.move_to_end(key)
         else:
             del self._idle[key]
+        self._changed()
         return taken, expired
 
     def give(self, key: bytes, session: KeptSession) -> bool:
@@ -133,13 +142,16 @@ class SessionKeeper:
             sessions = self._idle[key] = []
         elif len(sessions) >= self.per_key:
             self.events["surplus"] += 1
+            self._changed()
             return False
         self._idle.move_to_end(key)
         session.idle_since = self._clock()
         sessions.append(session)
         self.events["kept"] += 1
+        self._changed()
         return True
 
     def lost(self) -> None:
         """Note a resumed session the server no longer knew (the client opened a new one)."""
         self.events["lost"] += 1
+        self._changed()
