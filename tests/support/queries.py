@@ -16,9 +16,16 @@ from sqlalchemy import event
 from hub.core import plainreads
 from hub.core.db import Database
 
-__all__ = ["Checkouts", "count_checkouts", "count_queries", "count_statements"]
+__all__ = [
+    "TRANSACTION_CONTROL",
+    "Checkouts",
+    "count_checkouts",
+    "count_engine_statements",
+    "count_queries",
+    "count_statements",
+]
 
-_TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
 
 
 @contextmanager
@@ -38,12 +45,27 @@ def count_statements(db: Database) -> Iterator[list[str]]:
 
 
 @contextmanager
+def count_engine_statements(db: Database) -> Iterator[list[str]]:
+    """The statements sent through SQLAlchemy's engine alone (not the plain reads)."""
+    statements: list[str] = []
+
+    def listener(*args: Any) -> None:
+        statements.append(str(args[2]))
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", listener)
+    try:
+        yield statements
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", listener)
+
+
+@contextmanager
 def count_queries(db: Database) -> Iterator[list[str]]:
     """Statements sent to the database, transaction control (BEGIN, COMMIT…) left out."""
     with count_statements(db) as sent:
         statements: list[str] = []
         yield statements
-    statements += [s for s in sent if not s.lstrip().upper().startswith(_TRANSACTION_CONTROL)]
+    statements += [s for s in sent if not s.lstrip().upper().startswith(TRANSACTION_CONTROL)]
 
 
 @dataclass
