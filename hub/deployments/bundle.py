@@ -49,8 +49,11 @@ class ToolDecisions:
     tools: Mapping[tuple[str, str], tuple[Literal["allow", "ask", "deny"], bool]]
 
 
-# (session, tenant, deployment id, agent id) -> the agent's decisions on the deployment's tools
-BundleDecideFn = Callable[[AsyncSession, TenantId, uuid.UUID, uuid.UUID], Awaitable[ToolDecisions]]
+# (session, tenant, deployment id, agent id, the agent's grants_version when the reader is the
+# agent itself and its key's read brought it, else None) -> its decisions on the deployment's tools
+BundleDecideFn = Callable[
+    [AsyncSession, TenantId, uuid.UUID, uuid.UUID, int | None], Awaitable[ToolDecisions]
+]
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,7 @@ async def bundle_access(
                 session, access.tenant_id, parse_id(d)
             )
         if deployment is not None and deployment.agent_id == access.caller.principal_id:
+            request.state.bundle_deployment = deployment  # read once per request
             return access
     await require(request, session, access, resource, "read")
     return access
@@ -170,10 +171,14 @@ async def get_bundle(
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     """What a sidecar needs to serve the deployment's tools (no secrets), with a strong ETag."""
-    deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
+    deployment = getattr(request.state, "bundle_deployment", None)
+    if deployment is None:
+        deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
     entries = await service.resolved_entries(session, access.tenant_id, [deployment])
     decide = components_of(request.app).get(BundleDecisions).decide
-    decisions = await decide(session, access.tenant_id, deployment.id, deployment.agent_id)
+    caller = access.caller
+    own = caller.grants_version if caller.principal_id == deployment.agent_id else None
+    decisions = await decide(session, access.tenant_id, deployment.id, deployment.agent_id, own)
     body, etag = render(build_bundle(deployment, entries[deployment.id], decisions))
     headers = {"etag": etag, "cache-control": "private, no-cache"}
     if etag_matches(if_none_match, etag):

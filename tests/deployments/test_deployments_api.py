@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from tests.support.factories import (
     make_tenant,
     tool,
 )
+from tests.support.queries import count_queries
 from tests.support.stories import TenantAdmin, audit_events, make_tenant_admin
 
 
@@ -226,6 +228,24 @@ async def test_bundle_reads_the_same_twice(client: httpx2.AsyncClient, bundled: 
     again = await client.get(bundled.url, headers=bundled.world.agent.headers)
     assert again.headers["etag"] == bundled.etag
     assert again.json() == bundled.first.json()
+
+
+async def test_the_agents_own_read_reads_neither_its_grants_nor_the_deployment_twice(
+    client: httpx2.AsyncClient, database: Database, bundled: Bundled
+) -> None:
+    """A sidecar reads its bundle every sync: its key's read brought its ``grants_version``, so
+    its compiled policy comes from the cache, and the row the self rule read is the one served.
+    An admin's read of the same bundle is the same bundle, read as of now."""
+    agent = bundled.world.agent.headers
+    assert (await client.get(bundled.url, headers=agent)).status_code == 200  # warm the cache
+    with count_queries(database) as queries:
+        again = await client.get(bundled.url, headers=agent)
+    assert again.headers["etag"] == bundled.etag
+    assert not [q for q in queries if re.search(r"\bFROM grants\b", q)], queries
+    rows = [q for q in queries if re.search(r"\bFROM deployments\s+WHERE\b", q)]
+    assert len(rows) == 1, queries  # the deployment's row (the view reads it joined, apart)
+    admin = await client.get(bundled.url, headers=bundled.world.admin.headers)
+    assert (admin.headers["etag"], admin.json()) == (bundled.etag, bundled.first.json())
 
 
 async def test_matching_etag_answers_304_with_no_body(

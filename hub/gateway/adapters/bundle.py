@@ -2,8 +2,10 @@
 into :mod:`hub.deployments` as its :class:`~hub.deployments.bundle.BundleDecisions` component.
 
 The deployment's view is the one the endpoint serves (:class:`ViewLoader`), the policy is the
-deployment's agent's as of now (whoever reads the bundle), and the decision is the engine's
-:func:`~hub.gateway.engine.decision.effective` — so a sidecar lists exactly what the endpoint lists.
+deployment's agent's as of now (whoever reads the bundle; when the agent itself reads it, at the
+``grants_version`` its key's read brought, from the policy cache without reading its grants),
+and the decision is the engine's :func:`~hub.gateway.engine.decision.effective` — so a sidecar
+lists exactly what the endpoint lists.
 """
 
 from __future__ import annotations
@@ -27,10 +29,20 @@ def bundle_decisions(
     views: ViewLoader, cache: PolicyCache, drift_policy: DriftPolicy
 ) -> BundleDecisions:
     async def decide(
-        session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID, agent_id: uuid.UUID
+        session: AsyncSession,
+        tenant_id: TenantId,
+        deployment_id: uuid.UUID,
+        agent_id: uuid.UUID,
+        known_version: int | None,
     ) -> ToolDecisions:
         view = await views.load(session, tenant_id, deployment_id)
-        version, policy = await grants_service.current_policy(session, cache, tenant_id, agent_id)
+        if known_version is None:  # someone else reads it: the agent's policy as of now
+            version, policy = await grants_service.current_policy(
+                session, cache, tenant_id, agent_id
+            )
+        else:  # the agent's own sidecar (every sync): its key's read brought the version
+            version = known_version
+            policy = await grants_service.policy_of(session, cache, tenant_id, agent_id, version)
         now = clock.now()
         tools = {}
         for tool in view.tools.values() if view is not None else ():
