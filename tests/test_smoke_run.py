@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.support.workers import start_two_workers
+
 ROOT = Path(__file__).resolve().parents[1]
 MAKEFILE = ROOT / "Makefile"
 
@@ -98,26 +100,8 @@ def test_make_help_lists_every_documented_target() -> None:
 def test_serve_with_two_workers_answers_and_stops(tmp_path: Path) -> None:
     """``hub serve --workers 2``: two processes, each building its app from the factory and
     listening on its own socket of the one port, answer and stop cleanly on SIGTERM."""
-    import sys
-
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env.update(
-        {
-            "HUB_DATA_DIR": str(tmp_path / ".hub"),
-            "HUB_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}",
-        }
-    )
-    hub = [sys.executable, "-m", "hub.cli"]
-    subprocess.run([*hub, "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
-    proc = subprocess.Popen(
-        [*hub, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    proc = start_two_workers(tmp_path, port)
     try:
         deadline = time.monotonic() + 60
         statuses: list[int] = []

@@ -12,7 +12,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,7 +19,8 @@ import httpx2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.workers import start_two_workers
+
 READYZ = {"method": "GET", "route": "/readyz", "status": "200"}
 
 pytestmark = pytest.mark.slow
@@ -73,23 +73,8 @@ def _wait_ready(port: int, proc: subprocess.Popen[bytes]) -> None:
 
 def test_every_scrape_counts_both_workers_and_a_restart_loses_nothing(tmp_path: Path) -> None:
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUB_", "PROMETHEUS_"))}
-    env.update(
-        HUB_DATA_DIR=str(tmp_path / ".hub"),
-        HUB_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}",
-        HUB_WORKERS="false",
-        TMPDIR=str(tmp_path),  # where the supervisor makes its metrics directory
-    )
-    hub = [sys.executable, "-m", "hub.cli"]
-    subprocess.run([*hub, "db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
-    proc = subprocess.Popen(
-        [*hub, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    # TMPDIR: where the supervisor makes its metrics directory
+    proc = start_two_workers(tmp_path, port, HUB_WORKERS="false", TMPDIR=str(tmp_path))
     try:
         _wait_ready(port, proc)
         deadline = time.monotonic() + 30  # both workers up: two metrics files written

@@ -14,17 +14,15 @@ import httpx2
 import pytest
 from sqlalchemy import text
 
-from hub.audit.actions import Action
 from hub.audit.chain import GENESIS, NewEvent, link_hash
 from hub.audit.schemas import AuditEventRead
-from hub.audit.service import Entry, record_entries
 from hub.core import clock
 from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.support.databases import as_owner
-from tests.support.factories import Actor, make_platform_admin, make_principal, scope_of
+from tests.support.factories import Actor, make_platform_admin, make_principal
 from tests.support.hubcommand import hub_argv
-from tests.support.stories import TenantAdmin, make_tenant_admin
+from tests.support.stories import TenantAdmin, append_late_tool_call, make_tenant_admin
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,17 +108,8 @@ async def test_after_seq_finds_a_row_written_late_with_an_earlier_time(
     (``after_seq`` the highest ``seq`` seen) does not."""
     seen = (await _get(client, team.url("audit"), team.admin)).json()["data"]
     newest = seen[-1]
-    late = Entry(
-        tenant_id=scope_of(team.tenant_id),
-        actor_id=None,
-        action=Action.TOOL_CALL,
-        resource="tool:up.echo",
-        request_id="written-late",
-        outcome="success",
-        details={},
-        at=datetime.fromisoformat(seen[0]["at"]) - timedelta(seconds=1),
-    )
-    await record_entries(database, late.tenant_id, [late])
+    earlier = datetime.fromisoformat(seen[0]["at"]) - timedelta(seconds=1)
+    await append_late_tool_call(database, team.tenant_id, earlier)
     by_time = await _get(client, team.url("audit"), team.admin, since=newest["at"])
     assert "written-late" not in {e["request_id"] for e in by_time.json()["data"]}
     by_place = await _get(client, team.url("audit"), team.admin, after_seq=str(newest["seq"]))

@@ -17,15 +17,13 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import create_engine, insert, select
 
-from hub.audit.actions import Action
-from hub.audit.service import Entry, record_entries
 from hub.core.crypto import Keyring
 from hub.core.db import Database
 from hub.models import Approval, Principal
 from tests.cli.support import LiveHub, live_hub, tenant_with_owner
 from tests.deploy.serving import TEST_KEYRING
-from tests.support.factories import scope_of
 from tests.support.hubcommand import hub_argv
+from tests.support.stories import append_late_tool_call
 
 
 def _pending_approval(
@@ -245,7 +243,12 @@ async def test_audit_tail_reads_the_newest_rows_and_follows(tmp_path: Path) -> N
                 await hub.ok("principals", "create", name, *owner)
             await until(3)
             # a row committed late with an earlier time (as a tool call's is): printed too
-            await _write_late_row(tmp_path / "hub.db", everything[-1])
+            db = Database.from_url(f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}")
+            try:
+                earlier = datetime.fromisoformat(everything[-1]["at"]) - timedelta(minutes=5)
+                await append_late_tool_call(db, uuid.UUID(everything[-1]["tenant_id"]), earlier)
+            finally:
+                await db.dispose()
             await until(4)
             await asyncio.sleep(1.5)  # three more polls: nothing is printed twice
         finally:
@@ -261,53 +264,3 @@ async def test_audit_tail_reads_the_newest_rows_and_follows(tmp_path: Path) -> N
     assert printed[3]["request_id"] == "written-late"
     assert printed[3]["at"] < printed[0]["at"]
     assert len({row["id"] for row in printed}) == len(printed) == 4
-
-
-async def _write_late_row(path: Path, like: dict[str, Any]) -> None:
-    """Append to ``like``'s chain, in the hub's database, a row stamped before ``like``."""
-    db = Database.from_url(f"sqlite+aiosqlite:///{path}")
-    try:
-        late = Entry(
-            tenant_id=scope_of(uuid.UUID(like["tenant_id"])),
-            actor_id=None,
-            action=Action.TOOL_CALL,
-            resource="tool:up.echo",
-            request_id="written-late",
-            outcome="success",
-            details={},
-            at=datetime.fromisoformat(like["at"]) - timedelta(minutes=5),
-        )
-        await record_entries(db, late.tenant_id, [late])
-    finally:
-        await db.dispose()
-
-
-@pytest.mark.slow
-async def test_keys_roll_keeps_a_profile_that_rolls_its_own_key_working(tmp_path: Path) -> None:
-    """``hub keys roll``: the new key alone on stdout, the old one refused at once by default;
-    rolling the profile's own key stores the new one in the profile instead of locking it out.
-    Another principal's key rolled with ``--old-expires-at`` keeps both keys until then."""
-    owner = ("--profile", "owner")
-    with live_hub(tmp_path) as hub:
-        await tenant_with_owner(hub)
-        old = (tmp_path / "config" / "mcp-hub" / "keys" / "owner").read_text().strip()
-        prefix = old.rsplit("_", 1)[0]
-        rolled = await hub.ok("keys", "roll", prefix, "--principal", "owner", *owner)
-        new = rolled.stdout.strip()
-        assert new.startswith("hub_")
-        assert new != old
-        assert "profile 'owner' now uses the new key" in rolled.error_lines
-        assert (tmp_path / "config" / "mcp-hub" / "keys" / "owner").read_text().strip() == new
-        assert "owner" in (await hub.ok("whoami", *owner)).stdout
-        refused = await hub.cli("login", "--url", hub.url, "--profile", "stale", HUB_API_KEY=old)
-        assert refused.code == 1
-
-        bot_key = (await hub.ok("keys", "create", "bot", *owner)).stdout.strip()
-        later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
-        again = await hub.ok(
-            "keys", "roll", bot_key.rsplit("_", 1)[0], "--principal", "bot",
-            "--old-expires-at", later, *owner,
-        )  # fmt: skip
-        assert "now uses" not in again.stderr  # not this profile's key
-        for key in (bot_key, again.stdout.strip()):
-            await hub.ok("login", "--url", hub.url, "--profile", "bot", HUB_API_KEY=key)

@@ -29,22 +29,6 @@ TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
 
 
 @contextmanager
-def count_statements(db: Database) -> Iterator[list[str]]:
-    """Every statement sent while the block runs, transaction control included."""
-    statements: list[str] = []
-
-    def listener(*args: Any) -> None:
-        statements.append(str(args[2]))
-
-    event.listen(db.engine.sync_engine, "before_cursor_execute", listener)
-    try:
-        with plainreads.observe(statements.append):
-            yield statements
-    finally:
-        event.remove(db.engine.sync_engine, "before_cursor_execute", listener)
-
-
-@contextmanager
 def count_engine_statements(db: Database) -> Iterator[list[str]]:
     """The statements sent through SQLAlchemy's engine alone (not the plain reads)."""
     statements: list[str] = []
@@ -57,6 +41,13 @@ def count_engine_statements(db: Database) -> Iterator[list[str]]:
         yield statements
     finally:
         event.remove(db.engine.sync_engine, "before_cursor_execute", listener)
+
+
+@contextmanager
+def count_statements(db: Database) -> Iterator[list[str]]:
+    """Every statement sent while the block runs, transaction control included."""
+    with count_engine_statements(db) as statements, plainreads.observe(statements.append):
+        yield statements
 
 
 @contextmanager

@@ -10,17 +10,21 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
 
+from hub.audit.actions import Action
+from hub.audit.service import Entry, record_entries
 from hub.core.db import Database
 from hub.models import AuditEvent
 from tests.support.databases import owner_session
-from tests.support.factories import Actor, make_principal, make_tenant
+from tests.support.factories import Actor, make_principal, make_tenant, scope_of
 
 __all__ = [
     "TenantAdmin",
+    "append_late_tool_call",
     "audit_count",
     "audit_events",
     "audit_events_written",
@@ -64,6 +68,24 @@ async def audit_events_written(db: Database, expected: int, **where: Any) -> lis
         if len(rows) >= expected or time.monotonic() > deadline:
             return rows
         await asyncio.sleep(0.02)
+
+
+async def append_late_tool_call(
+    db: Database, tenant_id: uuid.UUID, at: datetime, request_id: str = "written-late"
+) -> None:
+    """Append to the tenant's chain a ``tool.call`` row stamped ``at`` — earlier than rows
+    already there, as a call's row written after its answer can be."""
+    late = Entry(
+        tenant_id=scope_of(tenant_id),
+        actor_id=None,
+        action=Action.TOOL_CALL,
+        resource="tool:up.echo",
+        request_id=request_id,
+        outcome="success",
+        details={},
+        at=at,
+    )
+    await record_entries(db, late.tenant_id, [late])
 
 
 async def audit_count(db: Database) -> int:
