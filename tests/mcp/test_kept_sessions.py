@@ -14,6 +14,8 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hub.egress import Fetcher
 from hub.mcp import LEGACY_VERSIONS, McpClient, McpError, SessionKeeper
@@ -148,6 +150,35 @@ def test_a_key_keeps_at_most_per_key_and_the_keeper_at_most_keys(clock: Clock) -
         "forgotten": 1,
         "lost": 0,
     }
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["give", "take", "wait"]), st.sampled_from([b"a", b"b", b"c"])),
+        max_size=40,
+    )
+)
+def test_the_idle_count_the_metrics_get_is_the_sessions_kept(
+    steps: list[tuple[str, bytes]],
+) -> None:
+    """Kept as a running total (read on every change): after any sequence of gives, takes,
+    expiries, surplus and forgotten keys it is the number of sessions the keeper holds."""
+    clock = Clock()
+    seen: list[int] = []
+    keeper = SessionKeeper(
+        idle_s=60, per_key=2, keys=2, clock=clock, on_change=lambda idle, _: seen.append(idle)
+    )
+    for step, key in steps:
+        if step == "give":
+            keeper.give(key, _kept())
+        elif step == "take":
+            keeper.take(key)
+        else:
+            clock.now += 45  # two waits expire what was given before them
+        held = sum(len(sessions) for sessions in keeper._idle.values())
+        assert keeper.idle_count() == held
+        assert seen[-1] == held or step == "wait"
 
 
 def test_bad_bounds_are_refused_and_reprs_hold_no_session_id() -> None:

@@ -86,6 +86,7 @@ class SessionKeeper:
         self._mac_key = os.urandom(32)
         self._idle: OrderedDict[bytes, list[KeptSession]] = OrderedDict()
         self.events: dict[str, int] = dict.fromkeys(EVENTS, 0)
+        self._idle_total = 0  # sessions over every key (read on each change, for the metrics)
         self._on_change = on_change
         self._changed()
 
@@ -97,7 +98,7 @@ class SessionKeeper:
         return f"<SessionKeeper keys={len(self._idle)} idle={self.idle_count()}>"
 
     def idle_count(self) -> int:
-        return sum(len(sessions) for sessions in self._idle.values())
+        return self._idle_total
 
     def key(
         self,
@@ -122,6 +123,7 @@ class SessionKeeper:
         expired = [s for s in sessions if now - s.idle_since >= self.idle_s]
         live = [s for s in sessions if now - s.idle_since < self.idle_s]
         taken = live.pop() if live else None
+        self._idle_total -= len(sessions) - len(live)
         self.events["resumed"] += taken is not None
         self.events["expired"] += len(expired)
         if live:
@@ -138,7 +140,9 @@ class SessionKeeper:
         sessions = self._idle.get(key)
         if sessions is None:
             while len(self._idle) >= self.keys:
-                self.events["forgotten"] += len(self._idle.popitem(last=False)[1])
+                forgotten = len(self._idle.popitem(last=False)[1])
+                self.events["forgotten"] += forgotten
+                self._idle_total -= forgotten
             sessions = self._idle[key] = []
         elif len(sessions) >= self.per_key:
             self.events["surplus"] += 1
@@ -147,6 +151,7 @@ class SessionKeeper:
         self._idle.move_to_end(key)
         session.idle_since = self._clock()
         sessions.append(session)
+        self._idle_total += 1
         self.events["kept"] += 1
         self._changed()
         return True
