@@ -232,7 +232,12 @@ async def _the_agents_key_is_revoked(s: Session) -> None:
     assert revoked.stdout.startswith(f"key {key['prefix']}")
     refused = await s.hub.cli("whoami", "--profile", "bot")
     assert refused.code == 1
-    assert len(refused.error_lines) == 1, refused.stderr
+    [line] = refused.error_lines
+    assert line.startswith("hub: a valid API key is required (unauthorized, HTTP 401"), line
+    assert line.endswith(
+        "; the key of profile 'bot' was refused: revoked, expired, or its principal or tenant "
+        f"disabled; log in again with a valid key (hub login --url {s.hub.url} --profile bot)"
+    ), line
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import typer
 
-from hub.cli.remote.client import HubClient, RemoteError
+from hub.cli.remote.client import HubClient, HubFailure, RemoteError
 from hub.cli.remote.output import Output, fail
 from hub.cli.remote.profiles import DEFAULT_PROFILE, Profile, ProfileError, load_key, load_profile
 
@@ -91,7 +91,18 @@ def remote(
         fail(str(exc))
     try:
         yield Remote(client, loaded, Output(as_json), tenant or loaded.tenant)
+    except HubFailure as exc:
+        fail(f"{exc}; {_refused_key(profile, loaded.url)}" if exc.status == 401 else str(exc))
     except RemoteError as exc:
         fail(str(exc))
     finally:
         client.close()
+
+
+def _refused_key(profile: str, url: str) -> str:
+    """What a 401 means for the profile (the hub says no more: one answer for every cause)."""
+    return (
+        f"the key of profile '{profile}' was refused: revoked, expired, or its principal or "
+        f"tenant disabled; log in again with a valid key (hub login --url {url} "
+        f"--profile {profile})"
+    )
