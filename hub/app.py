@@ -13,6 +13,7 @@ from hub.audit.writer import AuditWriter
 from hub.core.db import Database
 from hub.core.devsecrets import with_dev_secrets
 from hub.core.docs import install_docs
+from hub.core.fastlane import install_fast_lanes
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
 from hub.core.metrics import Metrics
@@ -83,6 +84,7 @@ def create_app(
     install_docs(app)
     install_routes(app)
     install_route_index(app)  # first in the table, once every route is in it
+    install_fast_lanes(app, ["gateway.mcp"])  # the agents' calls, inside the edge below
     app.add_middleware(  # ids, timing, the body limit and the last resort, for everything
         RequestEdgeMiddleware,
         metrics=components.get(Metrics),

@@ -135,14 +135,23 @@ class RouteIndex(BaseRoute):
             table = self._table = _build(self._routes, self)
         return table
 
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+    def find(self, scope: Scope) -> tuple[BaseRoute, Scope] | None:
+        """The route the ordered scan would handle ``scope`` with, and its child scope; None
+        when that is the scan's to answer (no full match, a websocket, a ``root_path``)."""
         if scope["type"] != "http" or scope.get("root_path"):
-            return Match.NONE, {}
+            return None
         for route in self._current().candidates(path_segments(scope)):
             match, child_scope = route.matches(scope)
             if match is Match.FULL:
-                return Match.FULL, {**child_scope, _CHOSEN: route}
-        return Match.NONE, {}  # the router's ordered scan answers it
+                return route, child_scope
+        return None
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        found = self.find(scope)
+        if found is None:
+            return Match.NONE, {}  # the router's ordered scan answers it
+        route, child_scope = found
+        return Match.FULL, {**child_scope, _CHOSEN: route}
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         route: BaseRoute = scope.pop(_CHOSEN)
