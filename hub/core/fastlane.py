@@ -16,7 +16,8 @@ called it, with the same scope (``route``, ``endpoint``, ``path_params``); an ex
 endpoint goes to the app's own exception handler for it, as Starlette's exception middleware
 would send it, and anything without one goes on to the edge's last resort, as before. Every
 other request, and a lane's request the index leaves to the router (a 405, a redirect, a
-``root_path``), goes on to FastAPI unchanged.
+``root_path``), goes on to FastAPI unchanged, with the index's answer kept in its scope for the
+router's first look (:meth:`~hub.core.route_index.RouteIndex.remember`): one search, not two.
 
 A lane must be a route FastAPI would call with nothing to solve: ``str`` path parameters and the
 request only (no dependencies, query, header, cookie or body parameters), returning a
@@ -68,6 +69,7 @@ class FastLanes:
             if found is not None and id(found[0]) in self._lanes:
                 await self._serve(found[1], scope, receive, send)
                 return
+            self._index.remember(scope, found)  # the router's look needs no second search
         await self.app(scope, receive, send)
 
     async def _serve(self, child: Scope, scope: Scope, receive: Receive, send: Send) -> None:

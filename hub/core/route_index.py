@@ -42,6 +42,9 @@ __all__ = ["RouteIndex", "install_route_index"]
 #: the scope key under which the index leaves the route it chose for :meth:`RouteIndex.handle`
 _CHOSEN = "hub.route_chosen"
 
+#: the scope key of a search made ahead of the router (:meth:`RouteIndex.remember`)
+_FOUND = "hub.route_found"
+
 #: the literal segments of a group's positions, from a path's segments
 Getter = Callable[[Sequence[str]], Any]
 
@@ -146,8 +149,17 @@ class RouteIndex(BaseRoute):
                 return route, child_scope
         return None
 
+    def remember(self, scope: Scope, found: tuple[BaseRoute, Scope] | None) -> None:
+        """Keep what :meth:`find` gave for ``scope`` (found ahead of the router, by
+        :class:`~hub.core.fastlane.FastLanes`), so the router's first look does not search again."""
+        scope[_FOUND] = (scope["path"], scope["method"], found)
+
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        found = self.find(scope)
+        ahead = scope.pop(_FOUND, None)  # popped: a redirect's copy of the scope searches anew
+        if ahead is not None and ahead[:2] == (scope["path"], scope["method"]):
+            found = ahead[2]
+        else:
+            found = self.find(scope)
         if found is None:
             return Match.NONE, {}  # the router's ordered scan answers it
         route, child_scope = found

@@ -17,6 +17,8 @@ import pytest
 from fastapi import Depends, FastAPI, Path, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import generate_latest
+from starlette.routing import BaseRoute
+from starlette.types import Scope
 
 from hub.app import create_app
 from hub.core.components import Components
@@ -26,7 +28,7 @@ from hub.core.fastlane import LANE_SCOPE_KEY, FastLanes, install_fast_lanes
 from hub.core.handlers import install_exception_handlers
 from hub.core.metrics import Metrics
 from hub.core.middleware import RequestEdgeMiddleware
-from hub.core.route_index import install_route_index
+from hub.core.route_index import RouteIndex, install_route_index
 from hub.core.route_shape import ShapedRoute
 from tests.conftest import make_settings
 
@@ -208,3 +210,32 @@ async def test_the_agents_endpoint_is_a_lane() -> None:
     assert [route.name for route in lane.routes] == ["gateway.mcp"]
     edge = next(i for i, layer in enumerate(layers) if isinstance(layer, RequestEdgeMiddleware))
     assert edge < layers.index(lane)  # inside the edge: ids, metrics and the body limit hold
+
+
+async def test_a_request_the_lane_passes_on_is_searched_for_once() -> None:
+    """The lane's search is kept for the router's first look: a POST to another route costs
+    one search of the index, not two; a redirect's look (another path) searches anew."""
+    app = _app(Metrics())
+    index = app.router.routes[0]
+    assert isinstance(index, RouteIndex)
+    searched: list[str] = []
+    find = index.find
+
+    def counted(scope: Scope) -> tuple[BaseRoute, Scope] | None:
+        searched.append(scope["path"])
+        return find(scope)
+
+    index.find = counted  # type: ignore[method-assign]
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://hub") as http:
+        assert (await http.post("/things/x/other")).json()["lane"] is False
+        assert searched == ["/things/x/other"]
+        searched.clear()
+        assert (await http.post("/things/x/do/y")).json()["lane"] is True
+        assert searched == ["/things/x/do/y"]
+        searched.clear()
+        assert (await http.get("/things/x/do/y")).json()["lane"] is False  # no lane for GET
+        assert searched == ["/things/x/do/y"]
+        searched.clear()
+        assert (await http.post("/things/x/other/")).status_code == 307
+        assert searched == ["/things/x/other/", "/things/x/other"]
