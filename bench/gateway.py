@@ -31,8 +31,10 @@ SDK clients (allow, 2026-07-28) and the protocol layer alone: the hub's own disp
 both eras — the measurement behind serving the endpoint with our dispatcher rather than the SDK's
 server (docs/decisions.md); and the floor: the same peer behind a bare forwarding proxy
 (:mod:`bench._forward`: uvicorn, one FastAPI route and an ``httpx2`` client, no hub code) vs
-direct, what the two HTTP legs a gateway adds cost before it does any work of its own. A report,
-not a test: ``python -m bench gateway``.
+direct, what the two HTTP legs a gateway adds cost before it does any work of its own. Last,
+the number to compare across commits: the instructions an allowed call costs the hub's process
+(callgrind, :mod:`bench._instructions`) on each backend, against the floor proxy's, which do not
+move with the machine's load as times do. A report, not a test: ``python -m bench gateway``.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench._peer import start_sdk_peer
+from bench import _instructions
+from bench._instructions import Setup, instructions_per_call, valgrind_present
+from bench._peer import REPO_ROOT, start_sdk_peer
 from bench._serving import cpu_seconds, hub_env, pid_serving, served
 from hub.core.db import Database
 from hub.core.migrations import upgrade
@@ -333,6 +337,69 @@ def backend(label: str, db_url: str, workdir: Path, peer_url: str, legacy_url: s
         asyncio.run(bench_hub((port, per_call_port), peer_url, legacy_url, db_url))
 
 
+def _session_setup(path: str, name: str, headers: dict[str, str] | None = None) -> Setup:
+    """An SDK client (2026-07-28) on ``base + path`` calling ``name``, for the callgrind window."""
+
+    async def setup(base: str) -> tuple[Call, Callable[[], Awaitable[None]]]:
+        stack = contextlib.AsyncExitStack()
+        client = await stack.enter_async_context(sdk_session(base + path, "auto", headers))
+        return calling(client, name, {"text": "x"}), stack.aclose
+
+    return setup
+
+
+def _hub_setup(db_url: str, peer_url: str) -> Setup:
+    """A tenant, agent and deployment of the peer (``echo`` allowed), then its SDK client."""
+
+    async def setup(base: str) -> tuple[Call, Callable[[], Awaitable[None]]]:
+        db = Database.from_url(db_url)
+        try:
+            async with httpx2.AsyncClient(base_url=base, timeout=120) as http:
+                deployed = await deploy(
+                    http, db, [Upstream("peer", peer_url, allow_without_ask=["echo"])]
+                )
+        finally:
+            await db.dispose()
+        if db_url.startswith("postgresql"):
+            await settle_postgres(db_url)
+        return await _session_setup(deployed.url, "peer__echo", deployed.headers)(base)
+
+    return setup
+
+
+def bench_instructions(workdir: Path, peer_url: str, pg: bool) -> None:
+    """The hub's instructions per allowed call against the floor proxy's (both under callgrind,
+    :mod:`bench._instructions`): the number to compare across commits, as times are not."""
+    print(
+        f"instructions per allowed call in the server process (callgrind, "
+        f"{_instructions.COUNT} calls, "
+        "2026-07-28, one SDK client)"
+    )
+    if not valgrind_present():
+        print("skipped: valgrind is not installed")
+        return
+    forward = [sys.executable, "-m", "bench._forward", "--upstream", peer_url]
+    floor = instructions_per_call(
+        forward, hub_env("", workdir), REPO_ROOT, workdir, "forward", _session_setup("/mcp", "echo")
+    )
+    print(f"{'floor proxy':<22} {floor / 1e6:>8.3f} M")
+    hub = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
+    urls = {"hub, SQLite": f"sqlite+aiosqlite:///{workdir / 'instructions.db'}"}
+    if pg:
+        urls["hub, PostgreSQL"] = PG_URL
+    for label, db_url in urls.items():
+        if db_url.startswith("postgresql"):
+            fresh_postgres(db_url)
+        upgrade(db_url)
+        env = hub_env(db_url, workdir)
+        env.update(HUB_ALLOW_LOOPBACK="true", HUB_RATE_LIMITS="tool_call=off,rest=off")
+        env.update(HUB_LOG_LEVEL="WARNING")
+        cost = instructions_per_call(
+            hub, env, REPO_ROOT, workdir, label.split()[-1], _hub_setup(db_url, peer_url)
+        )
+        print(f"{label:<22} {cost / 1e6:>8.3f} M  {cost / floor:.2f}x the floor proxy")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -354,9 +421,11 @@ def main() -> None:
                 fresh_postgres(PG_URL)
             except (OSError, TimeoutError) as exc:
                 print(f"PostgreSQL: skipped, {PG_URL} unreachable ({type(exc).__name__})")
+                bench_instructions(workdir, peer_url, pg=False)
                 return
             upgrade(PG_URL)
             backend("PostgreSQL", PG_URL, workdir, peer_url, legacy_url)
+            bench_instructions(workdir, peer_url, pg=True)
         finally:
             for process in (peer, old):
                 process.terminate()

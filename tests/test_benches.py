@@ -11,6 +11,7 @@ on loopback.
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import _instructions as instructions
 from bench import catalog, discover, gateway, policy, rest, sidecar
 from bench._peer import start_sdk_peer
 from bench._serving import hub_env, served
@@ -103,6 +105,28 @@ def test_the_gateway_bench_calls_through_the_hub_allowed_and_approved(
     for path in ("hub     ", "per-call"):
         assert f"2026-07-28  {'allow, legacy upstream':<{gateway.CASE}} {path} " in printed
     assert "throughput, 2 clients" in printed
+
+
+def test_the_gateway_bench_counts_instructions_for_the_hub_and_the_floor(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Both servers start under callgrind, the calls run in the counted window, and each gives
+    a count (valgrind is on every machine this suite runs on; without it the bench says so)."""
+    monkeypatch.setattr(instructions, "COUNT", 3)
+    monkeypatch.setattr(instructions, "WARMUP", 1)
+    monkeypatch.setattr(instructions, "SETTLE_S", 0.1)
+    with _peer(tmp_path) as peer_url:
+        gateway.bench_instructions(tmp_path, peer_url, pg=False)
+    printed = capsys.readouterr().out
+    if not instructions.valgrind_present():
+        assert "skipped: valgrind is not installed" in printed
+        return
+    floor = re.search(r"floor proxy +([0-9.]+) M", printed)
+    hub = re.search(r"hub, SQLite +([0-9.]+) M +([0-9.]+)x the floor proxy", printed)
+    assert floor is not None, printed
+    assert hub is not None, printed
+    assert float(floor.group(1)) > 0
+    assert float(hub.group(1)) > 0
 
 
 def test_the_gateway_bench_measures_the_protocol_layer_and_the_floor(

@@ -1,0 +1,124 @@
+"""A server process's CPU instructions per request, counted by callgrind around a window of calls.
+
+Times and CPU seconds on this shared two-core machine move by half again within one session
+(stop 37 saw the bare proxy's CPU per call go from 1.16 to 2.06 ms), so a change of a few percent
+in the hub's own work cannot be seen in them. Instructions do not move with the machine's load:
+valgrind's callgrind counts them, the same for the same code and inputs.
+
+:func:`instructions_per_call` starts the server under ``valgrind --tool=callgrind`` with
+instrumentation off (start-up runs at a few times native speed, not fifty), lets the caller set
+up and warm up its calls, switches instrumentation on with ``callgrind_control``, makes ``COUNT``
+calls (sequential, one client outside valgrind), waits ``SETTLE_S`` for the work a call leaves
+behind (the audit rows written after the answer), switches it off and dumps. The count is the
+window's total over ``COUNT``; what the idle server does in the window (uvicorn's tick, the job
+runner's polls) is in it too, well under 0.5% of it at this count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import httpx2
+
+from bench._serving import free_port
+
+__all__ = ["COUNT", "Setup", "instructions_per_call", "valgrind_present"]
+
+COUNT = 200
+WARMUP = 30
+SETTLE_S = 0.5
+STARTUP_S = 300.0
+_TOTALS = re.compile(r"^(?:summary|totals): (\d+)", re.MULTILINE)
+
+Call = Callable[[], Awaitable[None]]
+#: given the server's base URL: the call to count, ready to make, and what closes it after
+Setup = Callable[[str], Awaitable[tuple[Call, Callable[[], Awaitable[None]]]]]
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} is not installed")
+    return found
+
+
+def valgrind_present() -> bool:
+    return shutil.which("valgrind") is not None and shutil.which("callgrind_control") is not None
+
+
+def _control(pid: int, *args: str) -> None:
+    subprocess.run(  # noqa: S603 - valgrind's own tool on our own child
+        [_tool("callgrind_control"), *args, str(pid)], check=True, capture_output=True, timeout=60
+    )
+
+
+def _wait_healthy(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"exited under valgrind: {log.read_text()[-2000:]}")
+        try:
+            if httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx2.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"did not start under valgrind: {log.read_text()[-2000:]}")
+        time.sleep(0.5)
+
+
+async def _window(pid: int, base: str, setup: Setup) -> None:
+    call, close = await setup(base)
+    try:
+        for _ in range(WARMUP):
+            await call()
+        await asyncio.sleep(SETTLE_S)
+        _control(pid, "-i", "on")
+        for _ in range(COUNT):
+            await call()
+        await asyncio.sleep(SETTLE_S)
+        _control(pid, "-i", "off")
+        _control(pid, "-d")
+    finally:
+        await close()
+
+
+def instructions_per_call(
+    argv: list[str], env: dict[str, str], cwd: Path, workdir: Path, name: str, setup: Setup
+) -> float:
+    """Instructions per call of the server ``argv`` (given ``--port``), counted over ``COUNT``
+    calls that ``setup`` prepares (see the module docstring)."""
+    port = free_port()
+    out = workdir / f"{name}.callgrind"
+    log = workdir / f"{name}-valgrind.log"
+    valgrind = [_tool("valgrind"), "--tool=callgrind", "--instr-atstart=no"]
+    with log.open("w") as sink:
+        process = subprocess.Popen(  # noqa: S603 - valgrind on our own interpreter and module
+            [*valgrind, f"--callgrind-out-file={out}.%p", *argv, "--port", str(port)],
+            cwd=cwd,
+            env=env,
+            stdout=sink,
+            stderr=sink,
+        )
+    try:
+        _wait_healthy(process, port, log)
+        asyncio.run(_window(process.pid, f"http://127.0.0.1:{port}", setup))
+        dumped = [
+            int(m) for f in workdir.glob(f"{out.name}.*") for m in _TOTALS.findall(f.read_text())
+        ]
+        if not dumped:
+            raise RuntimeError(f"callgrind wrote no totals for {name}")
+        return max(dumped) / COUNT
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
