@@ -371,14 +371,17 @@ class Database:
     async def reads(self) -> AsyncIterator[AsyncSession]:
         """A session whose statements each commit on their own (PostgreSQL in autocommit,
         SQLite with no ``BEGIN``): the gateway's per-call reads, and on PostgreSQL the audit
-        writer's one-statement appends. Ended by closing it — with nothing pending a commit would
-        send nothing and cost a greenlet hop; rolled back and closed if the block raises."""
+        writer's one-statement appends. Committed only with something pending (a commit of
+        nothing costs a greenlet hop), closed only when it holds something (a connection in a
+        transaction, loaded rows: one whose reads all went past it holds neither, and closing it
+        would cost the hop again); rolled back and closed if the block raises."""
         session = self._read()
         try:
             yield session
             if session.new or session.dirty or session.deleted:
                 await session.commit()
-            await session.close()
+            if session.in_transaction() or session.identity_map:
+                await session.close()
         except BaseException:
             await session.__aexit__(None, None, None)  # rolled back and closed, even if cancelled
             raise

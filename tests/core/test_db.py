@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Column, MetaData, Table, Uuid, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.db import Database
+from hub.core.db import Database, read_row
 from hub.core.dbtypes import UTCDateTime
 from tests.support.databases import as_owner
 
@@ -78,3 +78,20 @@ def test_utc_helper_is_aware() -> None:
     from hub.core.clock import now
 
     assert now().tzinfo is UTC
+
+
+async def test_a_reads_session_gives_every_connection_back(database: Database) -> None:
+    """``Database.reads`` closes a session only when it holds something (a connection in a
+    transaction, loaded rows): one whose reads went past it is left, and either way the pool has
+    every connection back once the block ends."""
+    pool = database.engine.pool
+    tenants = text("SELECT count(*) FROM tenants")
+    async with database.reads() as session:
+        assert await read_row(session, tenants, {}) is not None
+        assert await read_row(session, tenants, {}) is not None
+    assert pool.checkedout() == 0  # type: ignore[attr-defined]
+    async with database.reads() as session:
+        assert (await session.execute(tenants)).scalar_one() == 0  # on the session's connection
+        assert session.in_transaction()
+    assert not session.in_transaction()
+    assert pool.checkedout() == 0  # type: ignore[attr-defined]
