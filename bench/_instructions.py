@@ -9,9 +9,10 @@ valgrind's callgrind counts them, the same for the same code and inputs.
 instrumentation off (start-up runs at a few times native speed, not fifty), lets the caller set
 up and warm up its calls, switches instrumentation on with ``callgrind_control``, makes ``COUNT``
 calls (sequential, one client outside valgrind), waits ``SETTLE_S`` for the work a call leaves
-behind (the audit rows written after the answer), switches it off and dumps. The count is the
-window's total over ``COUNT``; what the idle server does in the window (uvicorn's tick, the job
-runner's polls) is in it too, well under 0.5% of it at this count.
+behind (the audit rows written after the answer), switches it off and dumps; then the next
+setup's window, in the same process. Each count is its window's total over ``COUNT``; what
+the idle server does in the window (uvicorn's tick, the job runner's polls) is in it too, well
+under 0.5% of it at this count.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import httpx2
@@ -73,34 +74,50 @@ def _wait_healthy(process: subprocess.Popen[bytes], port: int, log: Path) -> Non
         time.sleep(0.5)
 
 
-async def _window(pid: int, base: str, setup: Setup) -> None:
-    call, close = await setup(base)
-    try:
-        for _ in range(WARMUP):
-            await call()
-        await asyncio.sleep(SETTLE_S)
-        _control(pid, "-i", "on")
-        for _ in range(COUNT):
-            await call()
-        await asyncio.sleep(SETTLE_S)
-        _control(pid, "-i", "off")
-        _control(pid, "-d")
-    finally:
-        await close()
+async def _windows(pid: int, base: str, setups: Sequence[Setup]) -> None:
+    for setup in setups:
+        call, close = await setup(base)
+        try:
+            for _ in range(WARMUP):
+                await call()
+            await asyncio.sleep(SETTLE_S)
+            _control(pid, "-i", "on")
+            for _ in range(COUNT):
+                await call()
+            await asyncio.sleep(SETTLE_S)
+            _control(pid, "-i", "off")
+            _control(pid, "-d")  # a dump of its own (``….N``), and the counters zeroed
+        finally:
+            await close()
+
+
+def _dumped(workdir: Path, stem: str, pid: int) -> list[int]:
+    """The totals of each dump of process ``pid``, in order (its file ends in its number)."""
+    numbered = []
+    for path in workdir.glob(f"{stem}.{pid}.*"):
+        totals = _TOTALS.findall(path.read_text())
+        if totals:
+            numbered.append((int(path.suffix[1:]), max(int(t) for t in totals)))
+    return [total for _, total in sorted(numbered)]
 
 
 def instructions_per_call(
-    argv: list[str], env: dict[str, str], cwd: Path, workdir: Path, name: str, setup: Setup
-) -> float:
-    """Instructions per call of the server ``argv`` (given ``--port``), counted over ``COUNT``
-    calls that ``setup`` prepares (see the module docstring)."""
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    workdir: Path,
+    name: str,
+    setups: Sequence[Setup],
+) -> list[float]:
+    """Instructions per call of the server ``argv`` (given ``--port``), one count for each of
+    ``setups``, each over ``COUNT`` calls in a window of its own (see the module docstring)."""
     port = free_port()
-    out = workdir / f"{name}.callgrind"
+    stem = f"{name}.callgrind"
     log = workdir / f"{name}-valgrind.log"
     valgrind = [_tool("valgrind"), "--tool=callgrind", "--instr-atstart=no"]
     with log.open("w") as sink:
         process = subprocess.Popen(  # noqa: S603 - valgrind on our own interpreter and module
-            [*valgrind, f"--callgrind-out-file={out}.%p", *argv, "--port", str(port)],
+            [*valgrind, f"--callgrind-out-file={workdir / stem}.%p", *argv, "--port", str(port)],
             cwd=cwd,
             env=env,
             stdout=sink,
@@ -108,13 +125,11 @@ def instructions_per_call(
         )
     try:
         _wait_healthy(process, port, log)
-        asyncio.run(_window(process.pid, f"http://127.0.0.1:{port}", setup))
-        dumped = [
-            int(m) for f in workdir.glob(f"{out.name}.*") for m in _TOTALS.findall(f.read_text())
-        ]
-        if not dumped:
-            raise RuntimeError(f"callgrind wrote no totals for {name}")
-        return max(dumped) / COUNT
+        asyncio.run(_windows(process.pid, f"http://127.0.0.1:{port}", setups))
+        totals = _dumped(workdir, stem, process.pid)
+        if len(totals) != len(setups):
+            raise RuntimeError(f"callgrind wrote {len(totals)} dumps for {name}, not {len(setups)}")
+        return [total / COUNT for total in totals]
     finally:
         process.terminate()
         try:

@@ -379,8 +379,13 @@ def bench_instructions(workdir: Path, peer_url: str, pg: bool) -> None:
         print("skipped: valgrind is not installed")
         return
     forward = [sys.executable, "-m", "bench._forward", "--upstream", peer_url]
-    floor = instructions_per_call(
-        forward, hub_env("", workdir), REPO_ROOT, workdir, "forward", _session_setup("/mcp", "echo")
+    [floor] = instructions_per_call(
+        forward,
+        hub_env("", workdir),
+        REPO_ROOT,
+        workdir,
+        "forward",
+        [_session_setup("/mcp", "echo")],
     )
     print(f"{'floor proxy':<22} {floor / 1e6:>8.3f} M")
     hub = [sys.executable, "-m", "hub.cli", "serve", "--host", "127.0.0.1"]
@@ -394,8 +399,8 @@ def bench_instructions(workdir: Path, peer_url: str, pg: bool) -> None:
         env = hub_env(db_url, workdir)
         env.update(HUB_ALLOW_LOOPBACK="true", HUB_RATE_LIMITS="tool_call=off,rest=off")
         env.update(HUB_LOG_LEVEL="WARNING")
-        cost = instructions_per_call(
-            hub, env, REPO_ROOT, workdir, label.split()[-1], _hub_setup(db_url, peer_url)
+        [cost] = instructions_per_call(
+            hub, env, REPO_ROOT, workdir, label.split()[-1], [_hub_setup(db_url, peer_url)]
         )
         print(f"{label:<22} {cost / 1e6:>8.3f} M  {cost / floor:.2f}x the floor proxy")
 

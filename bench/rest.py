@@ -22,7 +22,10 @@ request of those runs; with wrk, the median of the runs' own), the ratio hub/bar
 workers against one; and each server's CPU time per
 response (from ``/proc``, its worker processes included) with the ratio bare/hub of those: on a
 machine shared with other work the rates move with its load, the CPU per request far less (the
-database server's own CPU is not counted). A report, not a test: ``python -m bench rest``;
+database server's own CPU is not counted). Then each case's instructions per request in the
+bare server and in the hub (one worker), counted by callgrind over sequential requests
+(:mod:`bench._instructions`), which the machine's load does not move at all: the ratio bare/hub
+of those is the one to compare across commits. A report, not a test: ``python -m bench rest``;
 ``BENCH_REST_BACKENDS=sqlite`` (or ``postgresql``) runs one backend, ``BENCH_REST_WORKERS=1``
 leaves out the two-worker server.
 
@@ -42,10 +45,16 @@ import statistics
 import sys
 import tempfile
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2
+
+from bench import _instructions as _instructions_module
+from bench._instructions import Setup, instructions_per_call, valgrind_present
 from bench._load import LoadResult, build_request, run_load
+from bench._peer import REPO_ROOT
 from bench._serving import cpu_seconds, hub_env, pid_serving, served
 from bench._wrk import available, run_wrk
 from hub.core import clock
@@ -58,6 +67,7 @@ from tests.support.databases import fresh_postgres, prepare_app_role, settle_pos
 from tests.support.factories import make_principal, make_server, make_tenant, scope_of
 
 CONNECTIONS = 16
+Call = Callable[[], Awaitable[None]]
 SECONDS = 4.0
 ROUNDS = 3
 WARMUP_SECONDS = 1.0
@@ -238,6 +248,46 @@ def _bench_backend(
         f"alternating runs; load from {generator}",
         rows,
     )
+    _instructions(label, cases, servers, env, workdir)
+
+
+def _request_setup(case: Case) -> Setup:
+    """``case`` on one keep-alive ``httpx2`` client, for a callgrind window (200 expected)."""
+
+    async def setup(base: str) -> tuple[Call, Callable[[], Awaitable[None]]]:
+        http = httpx2.AsyncClient(base_url=base, headers=case.headers, timeout=120)
+
+        async def call() -> None:
+            answer = await http.request(case.method, case.path, json=case.body)
+            if answer.status_code != 200:
+                raise RuntimeError(f"{case.name}: {answer.status_code} {answer.text[:200]}")
+
+        return call, http.aclose
+
+    return setup
+
+
+def _instructions(
+    label: str, cases: list[Case], servers: dict[str, list[str]], env: dict[str, str], workdir: Path
+) -> None:
+    """Each case's instructions per request in the bare server and the hub (one worker), under
+    callgrind (:mod:`bench._instructions`): the ratio bare/hub to compare across commits."""
+    print(
+        f"{label}: instructions per request in the server process (callgrind, "
+        f"{_instructions_module.COUNT} sequential requests on one connection)"
+    )
+    if not valgrind_present():
+        print("skipped: valgrind is not installed")
+        return
+    setups = [_request_setup(case) for case in cases]
+    counts = {
+        name: instructions_per_call(servers[name], env, REPO_ROOT, workdir, f"rest-{name}", setups)
+        for name in ("bare", "hub")
+    }
+    print(f"{'case':<30} {'bare M':>8} {'hub M':>8} {'bare/hub':>9}")
+    for i, case in enumerate(cases):
+        bare, hub = counts["bare"][i], counts["hub"][i]
+        print(f"{case.name:<30} {bare / 1e6:>8.3f} {hub / 1e6:>8.3f} {bare / hub:>9.2f}")
 
 
 def _two_workers() -> bool:

@@ -77,13 +77,22 @@ def test_the_rest_bench_loads_the_hub_and_the_bare_routes(
     monkeypatch.setattr(rest, "SECONDS", 0.3)
     monkeypatch.setattr(rest, "WARMUP_SECONDS", 0.2)
     monkeypatch.setattr(rest, "ROUNDS", 1)
+    monkeypatch.setattr(instructions, "COUNT", 3)
+    monkeypatch.setattr(instructions, "WARMUP", 1)
+    monkeypatch.setattr(instructions, "SETTLE_S", 0.1)
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
     upgrade(db_url)
     rest._bench_backend("SQLite (file)", db_url, tmp_path, workers=False)  # 200s, or it raises
     printed = capsys.readouterr().out
+    timed, _, counted = printed.partition("instructions per request")
     for case in ("GET server (tenant_admin)", "grants/check (1,000 grants)"):
-        assert case in printed
-    assert printed.count(" hub ") == 3
+        assert case in timed
+    assert timed.count(" hub ") == 3
+    if not instructions.valgrind_present():
+        assert "skipped: valgrind is not installed" in counted
+        return
+    for case in ("GET server (tenant_admin)", "grants/check (1,000 grants)"):  # bare, hub, ratio
+        assert re.search(rf"{re.escape(case)} +[0-9.]+ +[0-9.]+ +[0-9.]+\n", counted), counted
 
 
 def test_the_gateway_bench_calls_through_the_hub_allowed_and_approved(
