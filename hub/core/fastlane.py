@@ -41,6 +41,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hub.core.route_index import RouteIndex
+from hub.core.route_shape import ShapedRoute, fits, path_segments
 
 __all__ = ["LANE_SCOPE_KEY", "FastLanes", "install_fast_lanes"]
 
@@ -62,15 +63,21 @@ class FastLanes:
         self.routes = tuple(lanes)
         self._lanes = {id(route): route.dependant.request_param_name for route in lanes}
         self._methods = frozenset(m for route in lanes for m in route.methods or ())
+        self._shapes = [route.shape if isinstance(route, ShapedRoute) else None for route in lanes]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] in self._methods:
+        if scope["type"] == "http" and scope["method"] in self._methods and self._may_fit(scope):
             found = self._index.find(scope)
             if found is not None and id(found[0]) in self._lanes:
                 await self._serve(found[1], scope, receive, send)
                 return
             self._index.remember(scope, found)  # the router's look needs no second search
         await self.app(scope, receive, send)
+
+    def _may_fit(self, scope: Scope) -> bool:
+        """Whether a lane's shape admits the path (the rest never asks the index here)."""
+        parts = path_segments(scope)
+        return any(shape is None or fits(shape, parts) for shape in self._shapes)
 
     async def _serve(self, child: Scope, scope: Scope, receive: Receive, send: Send) -> None:
         scope.update(child)

@@ -24,7 +24,7 @@ from starlette.convertors import Convertor, PathConvertor
 from starlette.routing import Match
 from starlette.types import Scope
 
-__all__ = ["PathShape", "ShapedRoute", "path_segments", "path_shape"]
+__all__ = ["PathShape", "ShapedRoute", "fits", "path_segments", "path_shape"]
 
 #: the number of ``/`` in a matching path, and the literal segments by position
 PathShape = tuple[int, tuple[tuple[int, str], ...]]
@@ -50,6 +50,14 @@ def path_segments(scope: Scope) -> list[str]:
         split = scope[_SPLIT] = (path, path.split("/"))
     parts: list[str] = split[1]
     return parts
+
+
+def fits(shape: PathShape, parts: list[str]) -> bool:
+    """Whether a path of these segments has ``shape`` (its ``/`` count and literals)."""
+    slashes, literals = shape
+    if len(parts) != slashes + 1:
+        return False
+    return all(parts[index] == literal for index, literal in literals)
 
 
 class ShapedRoute(APIRoute):
