@@ -62,6 +62,7 @@ def audit_filters(
         int | None,
         Query(
             ge=0,
+            le=2**63 - 1,  # a seq is a 64-bit integer on both databases
             description="Only rows after this one in the chain (its `seq`). Rows are numbered "
             "in the order they were written, so polling with the highest `seq` seen misses "
             "none, even a row whose `at` is earlier than one already seen.",
