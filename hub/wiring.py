@@ -28,6 +28,7 @@ from hub.core.workers import Workers
 from hub.credentials.readiness import keyring_covers_rows
 from hub.credentials.rotation import backlog_reader
 from hub.credentials.service import CredentialContext
+from hub.deployments.bundle_cache import BundleCache
 from hub.drift import DriftWatch
 from hub.drift.gauge import drifted_reader
 from hub.drift.worker import register_drift
@@ -153,6 +154,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             views,
             effective_check(views, settings.drift_policy),
             bundle_decisions(views, cache, settings.drift_policy),
+            BundleCache(),
             jobs,
             Workers(
                 jobs,

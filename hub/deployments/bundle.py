@@ -25,14 +25,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.canonical import canonical_json
 from hub.core.tenancy import TenantId
+from hub.deployments.repository import ViewRow
 from hub.deployments.schemas import BundleRead, BundleServer, BundleTool
-from hub.deployments.service import ResolvedEntry
 from hub.deployments.wirenames import assign_wire_names, grant_key
 from hub.mcp import era_from_hint
-from hub.models import Deployment
+from hub.models import Catalog
 
 __all__ = [
     "BundleDecisions",
+    "BundleEntry",
     "ToolDecisions",
     "build_bundle",
     "etag_matches",
@@ -50,10 +51,21 @@ class ToolDecisions:
 
 
 # (session, tenant, deployment id, agent id, the agent's grants_version when the reader is the
-# agent itself and its key's read brought it, else None) -> its decisions on the deployment's tools
+# agent itself and its key's read brought it, else None, the deployment's view rows as
+# :func:`~hub.deployments.service.view_rows` read them) -> its decisions on the deployment's tools
 BundleDecideFn = Callable[
-    [AsyncSession, TenantId, uuid.UUID, uuid.UUID, int | None], Awaitable[ToolDecisions]
+    [AsyncSession, TenantId, uuid.UUID, uuid.UUID, int | None, Sequence[ViewRow]],
+    Awaitable[ToolDecisions],
 ]
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    """One entry of the bundle: its view row (the entry's and its server's columns, as
+    :func:`~hub.deployments.service.view_rows` reads them) and its pinned catalog."""
+
+    row: ViewRow
+    catalog: Catalog
 
 
 @dataclass(frozen=True)
@@ -67,20 +79,20 @@ def _destructive(tool: dict[str, Any]) -> bool:
 
 
 def _tools(
-    e: ResolvedEntry, wire: Mapping[tuple[str, str], str], decisions: ToolDecisions
+    e: BundleEntry, wire: Mapping[tuple[str, str], str], decisions: ToolDecisions
 ) -> list[BundleTool]:
-    listed = set(e.entry.allow_without_ask)
+    listed = set(e.row.allow_without_ask)
     tools = []
     for tool in e.catalog.tools:
         name = str(tool["name"])
-        effect, drifted = decisions.tools.get((e.server.handle, name), ("deny", False))
+        effect, drifted = decisions.tools.get((e.row.handle, name), ("deny", False))
         if effect == "deny":
             continue
         tools.append(
             BundleTool(
                 name=name,
-                wire_name=wire[(e.server.handle, name)],
-                grant_key=grant_key(e.server.handle, name),
+                wire_name=wire[(e.row.handle, name)],
+                grant_key=grant_key(e.row.handle, name),
                 sha256=e.catalog.tool_hashes[name],
                 effect=effect,
                 drifted=drifted,
@@ -92,34 +104,38 @@ def _tools(
 
 
 def build_bundle(
-    deployment: Deployment, entries: Sequence[ResolvedEntry], decisions: ToolDecisions
+    tenant_id: TenantId,
+    deployment_id: uuid.UUID,
+    agent_id: uuid.UUID,
+    entries: Sequence[BundleEntry],
+    decisions: ToolDecisions,
 ) -> BundleRead:
-    naming_order = sorted(entries, key=lambda e: (e.server.created_at, e.server.handle))
+    naming_order = sorted(entries, key=lambda e: (e.row.created_at, e.row.handle))
     wire = assign_wire_names(
-        (e.server.handle, [str(t["name"]) for t in e.catalog.tools], e.entry.tool_names == "plain")
+        (e.row.handle, [str(t["name"]) for t in e.catalog.tools], e.row.tool_names == "plain")
         for e in naming_order
     )
     servers = []
     for e in entries:
-        direct = e.entry.mode == "direct"
+        direct = e.row.mode == "direct"
         servers.append(
             BundleServer(
-                handle=e.server.handle,
+                handle=e.row.handle,
                 mode="direct" if direct else "relay",
-                url=e.server.url if direct else None,
-                era=era_from_hint(e.server.era) if direct else None,
-                credential_id=e.server.credential_id,
+                url=e.row.url if direct else None,
+                era=era_from_hint(e.row.era) if direct else None,
+                credential_id=e.row.credential_id,
                 catalog_version=e.catalog.version,
                 catalog_sha256=e.catalog.sha256,
-                arguments="schema" if e.entry.arguments == "schema" else "strict",
-                tool_names="plain" if e.entry.tool_names == "plain" else "prefixed",
+                arguments="schema" if e.row.arguments == "schema" else "strict",
+                tool_names="plain" if e.row.tool_names == "plain" else "prefixed",
                 tools=_tools(e, wire, decisions),
             )
         )
     return BundleRead(
-        tenant_id=deployment.tenant_id,
-        deployment_id=deployment.id,
-        agent_id=deployment.agent_id,
+        tenant_id=tenant_id.value,
+        deployment_id=deployment_id,
+        agent_id=agent_id,
         grants_version=decisions.grants_version,
         servers=servers,
     )

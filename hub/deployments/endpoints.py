@@ -11,21 +11,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import TenantAccessDep, authorize, item_resource, require
 from hub.authz.throttle import rest_router
+from hub.catalogs import service as catalogs_service
 from hub.core.components import components_of
 from hub.core.db import preliminary_reads
 from hub.core.deps import SessionDep
-from hub.core.errors import PreconditionFailed
+from hub.core.errors import NotFound, PreconditionFailed
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
 from hub.deployments import service
 from hub.deployments.bundle import (
     BundleDecisions,
+    BundleEntry,
     build_bundle,
     etag_matches,
     if_match_holds,
     render,
 )
+from hub.deployments.bundle_cache import BundleCache, bundle_key
 from hub.deployments.schemas import (
     BundleRead,
     DeploymentCreate,
@@ -154,6 +157,10 @@ async def delete_deployment(
     return Response(status_code=204)
 
 
+def _bundle_headers(etag: str) -> dict[str, str]:
+    return {"etag": etag, "cache-control": "private, no-cache"}
+
+
 @router.get(
     "/{d}/bundle",
     name="deployment.bundle",
@@ -171,16 +178,37 @@ async def get_bundle(
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     """What a sidecar needs to serve the deployment's tools (no secrets), with a strong ETag."""
+    tenant_id = access.tenant_id
     deployment = getattr(request.state, "bundle_deployment", None)
     if deployment is None:
-        deployment = await service.get_deployment(session, access.tenant_id, parse_id(d))
-    entries = await service.resolved_entries(session, access.tenant_id, [deployment])
-    decide = components_of(request.app).get(BundleDecisions).decide
+        deployment = await service.get_deployment(session, tenant_id, parse_id(d))
+    # the bundle is built from these rows only, and kept by them (hub.deployments.bundle_cache)
+    rows = await service.view_rows(session, tenant_id, deployment.id)
+    if not rows:  # deleted since
+        raise NotFound("deployment not found")
+    agent_id = rows[0].agent_id
+    parts = components_of(request.app)
     caller = access.caller
-    own = caller.grants_version if caller.principal_id == deployment.agent_id else None
-    decisions = await decide(session, access.tenant_id, deployment.id, deployment.agent_id, own)
-    body, etag = render(build_bundle(deployment, entries[deployment.id], decisions))
-    headers = {"etag": etag, "cache-control": "private, no-cache"}
+    own = caller.grants_version if caller.principal_id == agent_id else None
+    decide = parts.get(BundleDecisions).decide
+    decisions = await decide(session, tenant_id, deployment.id, agent_id, own, rows)
+    cache = parts.get(BundleCache)
+    key = bundle_key(tenant_id, deployment.id, rows, decisions)
+    kept = cache.get(key)
+    if kept is not None and etag_matches(if_none_match, kept.etag):
+        return Response(status_code=304, headers=_bundle_headers(kept.etag))
+    if kept is not None and kept.body is not None:
+        body, etag = kept.body, kept.etag
+    else:
+        entries = [
+            BundleEntry(row, await catalogs_service.get_catalog_by_id(session, tenant_id, cid))
+            for row in rows
+            if (cid := row.catalog_id) is not None
+        ]
+        bundle = build_bundle(tenant_id, deployment.id, agent_id, entries, decisions)
+        body, etag = render(bundle)
+        cache.put(key, body, etag)
+    headers = _bundle_headers(etag)
     if etag_matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)

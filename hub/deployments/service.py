@@ -7,8 +7,9 @@ its catalog is 400. Every change is audited.
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,7 @@ __all__ = [
     "resolved_entries",
     "update_deployment",
     "view_rows",
+    "view_signature",
 ]
 
 
@@ -272,6 +274,36 @@ async def view_rows(
     for an unknown deployment, one row with no entry (``catalog_id`` None) for a deployment
     without entries."""
     return await repository.view_rows(session, tenant_id, deployment_id)
+
+
+def view_signature(deployment_id: uuid.UUID, rows: Sequence[ViewRow]) -> Hashable:
+    """Everything a deployment's view (and its bundle) is computed from, as one hashable value,
+    given :func:`view_rows`' rows: the agent and each entry's columns in order, the drift marks
+    by their time and their content (two writes may share a timestamp). Catalogs are immutable,
+    so their ids stand for them."""
+    return (
+        deployment_id,
+        rows[0].agent_id if rows else None,
+        tuple(
+            (
+                r.catalog_id,
+                tuple(r.allow_without_ask),
+                r.arguments,
+                r.tool_names,
+                r.mode,
+                r.server_id,
+                r.handle,
+                r.created_at,
+                r.url,
+                r.credential_id,
+                r.era,
+                r.drift_at,
+                None if r.drift is None else json.dumps(r.drift, sort_keys=True),
+            )
+            for r in rows
+            if r.catalog_id is not None
+        ),
+    )
 
 
 async def resolved_entries(

@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import httpx2
 import pytest
 
 from hub.core.db import Database
 from hub.deployments.wirenames import WIRE_NAME
+from tests.deployments.conftest import Bundled, World, deploy_to_agent, grant_to
 from tests.support.factories import (
     Actor,
     make_catalog,
@@ -22,119 +21,7 @@ from tests.support.factories import (
     tool,
 )
 from tests.support.queries import count_queries
-from tests.support.stories import TenantAdmin, audit_events, make_tenant_admin
-
-
-@dataclass(frozen=True)
-class World:
-    """A tenant with its admin, two agents, and the servers ``linear`` and ``github``.
-
-    ``linear`` has ``search``, ``delete_issue`` (destructive) and ``create.issue``; ``github`` has
-    ``search`` and a 100-character name. Both catalogs are version 1.
-    """
-
-    team: TenantAdmin
-    agent: Actor
-    other: Actor
-
-    @property
-    def admin(self) -> Actor:
-        return self.team.admin
-
-    def deployments(self, *parts: object) -> str:
-        return self.team.url("deployments", *parts)
-
-
-@pytest.fixture
-async def world(database: Database) -> World:
-    team = await make_tenant_admin(database)
-    agent = await make_principal(database, team.tenant_id, role="agent", kind="agent")
-    other_agent = await make_principal(database, team.tenant_id, role="agent", kind="agent")
-    linear = await make_server(database, team.tenant_id, "linear")
-    await make_catalog(
-        database,
-        team.tenant_id,
-        linear,
-        [
-            tool("search"),
-            tool("delete_issue", annotations={"destructiveHint": True}),
-            tool("create.issue"),
-        ],
-    )
-    gh = await make_server(database, team.tenant_id, "github", "https://api.github.com/mcp")
-    await make_catalog(database, team.tenant_id, gh, [tool("search"), tool("x" * 100)])
-    return World(team, agent, other_agent)
-
-
-async def _deploy(
-    client: httpx2.AsyncClient, w: World, entries: list[dict[str, object]], **extra: object
-) -> dict[str, Any]:
-    """Deploy ``entries`` to ``w.agent`` as the admin (asserting 201); the deployment's data."""
-    created = await client.post(
-        w.deployments(),
-        json={"agent_id": str(w.agent.principal_id), "entries": entries, **extra},
-        headers=w.admin.headers,
-    )
-    assert created.status_code == 201, created.text
-    data: dict[str, Any] = created.json()["data"]
-    return data
-
-
-# ---------------------------------------------------------------- the bundle and its ETag
-@dataclass(frozen=True)
-class Bundled:
-    """A deployment of ``linear`` then ``github`` and the first read of its bundle by its agent."""
-
-    world: World
-    deployment: dict[str, Any]
-    url: str
-    first: httpx2.Response
-
-    @property
-    def etag(self) -> str:
-        return self.first.headers["etag"]
-
-    def tools_of_linear(self) -> dict[str, dict[str, Any]]:
-        return {t["name"]: t for t in self.first.json()["data"]["servers"][0]["tools"]}
-
-
-async def _grant(
-    client: httpx2.AsyncClient, team: TenantAdmin, agent: Actor, resource: str, effect: str
-) -> None:
-    made = await client.post(
-        team.url("grants"),
-        json={
-            "principal_id": str(agent.principal_id),
-            "resource": resource,
-            "action": "call",
-            "effect": effect,
-        },
-        headers=team.admin.headers,
-    )
-    assert made.status_code == 201, made.text
-
-
-@pytest.fixture
-async def bundled(client: httpx2.AsyncClient, world: World) -> Bundled:
-    await _grant(client, world.team, world.agent, "tool:linear.*", "allow")
-    await _grant(client, world.team, world.agent, "tool:linear.create.issue", "ask")
-    deployment = await _deploy(
-        client,
-        world,
-        [
-            {
-                "server": "linear",
-                "catalog_version": 1,
-                "allow_without_ask": ["search", "delete_issue"],
-            },
-            {"server": "github", "catalog_version": 1},
-        ],
-        name="support bot",
-    )
-    url = world.deployments(deployment["id"], "bundle")
-    first = await client.get(url, headers=world.agent.headers)
-    assert first.status_code == 200, first.text
-    return Bundled(world, deployment, url, first)
+from tests.support.stories import audit_events, make_tenant_admin
 
 
 async def test_create_keeps_the_order_of_the_entries(bundled: Bundled) -> None:
@@ -202,7 +89,7 @@ async def test_bundle_carries_the_entry_options_and_grants_version(bundled: Bund
 async def test_a_grant_change_changes_the_etag(
     client: httpx2.AsyncClient, bundled: Bundled
 ) -> None:
-    await _grant(client, bundled.world.team, bundled.world.agent, "tool:github.*", "ask")
+    await grant_to(client, bundled.world.team, bundled.world.agent, "tool:github.*", "ask")
     changed = await client.get(
         bundled.url, headers={**bundled.world.agent.headers, "if-none-match": bundled.etag}
     )
@@ -279,7 +166,7 @@ async def test_changed_deployment_answers_200_with_a_new_etag(
 @pytest.fixture
 async def deployed(client: httpx2.AsyncClient, world: World) -> str:
     """The id of a deployment of ``github`` to ``world.agent``."""
-    deployment = await _deploy(client, world, [{"server": "github", "catalog_version": 1}])
+    deployment = await deploy_to_agent(client, world, [{"server": "github", "catalog_version": 1}])
     made: str = deployment["id"]
     return made
 
@@ -382,7 +269,7 @@ async def test_valid_body_is_201(client: httpx2.AsyncClient, world: World) -> No
 # ---------------------------------------------------------------- audit
 async def _change(client: httpx2.AsyncClient, w: World, change: str) -> str:
     """Create a deployment of ``linear``, then apply ``change`` to it; the deployment's id."""
-    deployment_id: str = (await _deploy(client, w, [ENTRY]))["id"]
+    deployment_id: str = (await deploy_to_agent(client, w, [ENTRY]))["id"]
     if change == "update":
         response = await client.patch(
             w.deployments(deployment_id), json={"name": "n"}, headers=w.admin.headers
@@ -429,7 +316,7 @@ async def awkward_bundle(
             database, team.tenant_id, handle, f"https://{handle}.example/mcp"
         )
         await make_catalog(database, team.tenant_id, server_id, _awkward(handle))
-    await _grant(client, team, agent, "tool:*", "allow")
+    await grant_to(client, team, agent, "tool:*", "allow")
     created = await client.post(
         team.url("deployments"),
         json={
@@ -475,7 +362,9 @@ async def test_an_update_based_on_a_stale_read_is_refused_and_changes_nothing(
 ) -> None:
     """A read-change-write client (``hub deployments update``) names its read's ETag: a change
     someone made in between is never overwritten (RFC 9110 §13.1.1, strong comparison)."""
-    made = await _deploy(client, world, [{"server": "linear", "catalog_version": 1}], name="bot")
+    made = await deploy_to_agent(
+        client, world, [{"server": "linear", "catalog_version": 1}], name="bot"
+    )
     url = world.deployments(made["id"])
     admin = world.admin.headers
     read = await client.get(url, headers=admin)
@@ -511,7 +400,7 @@ async def test_an_update_based_on_a_stale_read_is_refused_and_changes_nothing(
 async def test_if_match_is_checked_after_authorisation(
     client: httpx2.AsyncClient, world: World
 ) -> None:
-    made = await _deploy(client, world, [{"server": "linear", "catalog_version": 1}])
+    made = await deploy_to_agent(client, world, [{"server": "linear", "catalog_version": 1}])
     url = world.deployments(made["id"])
     stale = {"if-match": '"0000"'}
     refused = await client.patch(url, json={"name": "x"}, headers={**world.agent.headers, **stale})

@@ -1,7 +1,8 @@
 """The sidecar bundle's per-tool effects, as the gateway takes them (DESIGN §10.1, §15), plugged
 into :mod:`hub.deployments` as its :class:`~hub.deployments.bundle.BundleDecisions` component.
 
-The deployment's view is the one the endpoint serves (:class:`ViewLoader`), the policy is the
+The deployment's view is the one the endpoint serves (:class:`ViewLoader`), built from the view
+rows the bundle endpoint read (the bundle is built from the same rows), the policy is the
 deployment's agent's as of now (whoever reads the bundle; when the agent itself reads it, at the
 ``grants_version`` its key's read brought, from the policy cache without reading its grants),
 and the decision is the engine's :func:`~hub.gateway.engine.decision.effective` — so a sidecar
@@ -11,12 +12,14 @@ lists exactly what the endpoint lists.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import clock
 from hub.core.tenancy import TenantId
 from hub.deployments.bundle import BundleDecisions, ToolDecisions
+from hub.deployments.repository import ViewRow
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.decision import DriftPolicy, effective
 from hub.grants import service as grants_service
@@ -34,8 +37,9 @@ def bundle_decisions(
         deployment_id: uuid.UUID,
         agent_id: uuid.UUID,
         known_version: int | None,
+        rows: Sequence[ViewRow],
     ) -> ToolDecisions:
-        view = await views.load(session, tenant_id, deployment_id)
+        view = await views.from_rows(session, tenant_id, deployment_id, rows)
         if known_version is None:  # someone else reads it: the agent's policy as of now
             version, policy = await grants_service.current_policy(
                 session, cache, tenant_id, agent_id

@@ -10,7 +10,6 @@ from (the marks by their ``drift_at``), so an unchanged deployment costs no reco
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -89,39 +88,13 @@ class ViewLoader:
             return None
         agent_id = found[0].agent_id
         rows = [(r, r) for r in found if r.catalog_id is not None]  # (entry, server) columns
-        signature = (
-            deployment_id,
-            agent_id,
-            tuple(
-                (
-                    r.catalog_id,
-                    tuple(r.allow_without_ask),
-                    r.arguments,
-                    r.tool_names,
-                    r.mode,
-                    r.server_id,
-                    r.handle,
-                    r.created_at,
-                    r.url,
-                    r.credential_id,
-                    r.era,
-                    r.drift_at,
-                    _drift_key(r.drift),
-                )
-                for r, _ in rows
-            ),
-        )
+        signature = deployments_service.view_signature(deployment_id, found)
         view: DeploymentView | None = self._views.get(signature)
         if view is None:
             catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
             view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
             self._views.put(signature, view)
         return view
-
-
-def _drift_key(drift: Any) -> str | None:
-    """The marks themselves in the signature (two writes may share a timestamp)."""
-    return None if drift is None else json.dumps(drift, sort_keys=True)
 
 
 def _approval_drift(mark: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,145 @@
+"""Kept bundles (``hub.deployments.bundle_cache``): an unchanged bundle is answered without
+building it again, and after any change a replica that kept the old one answers exactly what a
+replica that never saw it builds."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+import httpx2
+from fastapi import FastAPI
+
+from hub.app import create_app
+from hub.core.db import Database
+from hub.core.settings import Settings
+from tests.conftest import ClockControl
+from tests.deployments.conftest import Bundled, grant_to
+from tests.support.queries import count_queries
+
+
+async def _fresh_read(
+    settings: Settings, database: Database, url: str, headers: dict[str, str]
+) -> tuple[str, Any]:
+    """The bundle as a new replica (nothing kept) builds it: its ETag and body."""
+    app: FastAPI = create_app(settings, database=database)
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://b") as c,
+    ):
+        read = await c.get(url, headers=headers)
+    assert read.status_code == 200, read.text
+    return read.headers["etag"], read.json()
+
+
+async def test_an_unchanged_bundle_is_answered_without_reading_its_catalogs(
+    client: httpx2.AsyncClient, database: Database, bundled: Bundled
+) -> None:
+    agent = bundled.world.agent.headers
+    with count_queries(database) as queries:
+        unchanged = await client.get(bundled.url, headers={**agent, "if-none-match": bundled.etag})
+        again = await client.get(bundled.url, headers=agent)
+    assert unchanged.status_code == 304
+    assert unchanged.headers["etag"] == bundled.etag
+    assert (again.headers["etag"], again.content) == (bundled.etag, bundled.first.content)
+    assert not [q for q in queries if re.search(r"\bFROM catalogs\b", q)], queries
+
+
+async def test_a_kept_bundle_is_what_a_fresh_replica_builds_after_every_change(
+    client: httpx2.AsyncClient, database: Database, settings: Settings, bundled: Bundled
+) -> None:
+    w = bundled.world
+    team, agent = w.team, w.agent.headers
+    deployment = w.deployments(bundled.deployment["id"])
+    entries: list[dict[str, Any]] = [
+        {"server": "linear", "catalog_version": 1, "allow_without_ask": ["search"]},
+        {"server": "github", "catalog_version": 1},
+    ]
+    credential = await client.post(
+        team.url("credentials"),
+        json={
+            "name": "gh",
+            "type": "api_key",
+            "secret": "s-0123456789abcdef",
+            "api_base_url": "https://api.github.com",
+        },
+        headers=team.admin.headers,
+    )
+    assert credential.status_code == 201, credential.text
+
+    async def patch_entries() -> None:
+        patched = await client.patch(deployment, json={"entries": entries}, headers=w.admin.headers)
+        assert patched.status_code == 200, patched.text
+
+    async def fewer_without_ask() -> None:
+        entries[0]["allow_without_ask"] = []
+        await patch_entries()
+
+    async def schema_arguments() -> None:
+        entries[0]["arguments"] = "schema"
+        await patch_entries()
+
+    async def one_server_fewer() -> None:
+        del entries[1]
+        await patch_entries()
+
+    async def a_credential() -> None:
+        attached = await client.patch(
+            team.url("servers", "github"),
+            json={"credential_id": credential.json()["data"]["id"]},
+            headers=team.admin.headers,
+        )
+        assert attached.status_code == 200, attached.text
+
+    async def a_grant() -> None:
+        await grant_to(client, team, w.agent, "tool:linear.search", "ask")
+
+    async def a_deny() -> None:
+        await grant_to(client, team, w.agent, "tool:linear.delete_issue", "deny")
+
+    etags = [bundled.etag]
+    for change in (
+        fewer_without_ask,
+        schema_arguments,
+        a_credential,
+        one_server_fewer,
+        a_grant,
+        a_deny,
+    ):
+        await change()
+        kept = await client.get(bundled.url, headers={**agent, "if-none-match": etags[-1]})
+        assert kept.status_code == 200, change.__name__  # changed, so not a 304
+        fresh = await _fresh_read(settings, database, bundled.url, agent)
+        assert (kept.headers["etag"], kept.json()) == fresh, change.__name__
+        etags.append(kept.headers["etag"])
+    assert len(set(etags)) == len(etags)
+
+
+async def test_a_grant_that_expires_is_a_new_bundle_with_no_write_at_all(
+    client: httpx2.AsyncClient, clock_control: ClockControl, bundled: Bundled
+) -> None:
+    """Decisions change with time too (a grant's ``expires_at``, its time window) while nothing
+    is written: the bundle is kept by the decisions themselves, not only by what was written."""
+    w = bundled.world
+    until = (clock_control.now() + timedelta(minutes=5)).isoformat()
+    made = await client.post(
+        w.team.url("grants"),
+        json={
+            "principal_id": str(w.agent.principal_id),
+            "resource": "tool:github.search",
+            "action": "call",
+            "effect": "allow",
+            "expires_at": until,
+        },
+        headers=w.admin.headers,
+    )
+    assert made.status_code == 201, made.text
+    granted = await client.get(bundled.url, headers=w.agent.headers)
+    assert "search" in {t["name"] for t in granted.json()["data"]["servers"][1]["tools"]}
+    clock_control.advance(6 * 60)
+    expired = await client.get(
+        bundled.url, headers={**w.agent.headers, "if-none-match": granted.headers["etag"]}
+    )
+    assert expired.status_code == 200
+    assert "search" not in {t["name"] for t in expired.json()["data"]["servers"][1]["tools"]}
