@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from bench import _instructions as instructions
-from bench import catalog, discover, gateway, policy, rest, sidecar
+from bench import bundle, catalog, discover, gateway, policy, rest, sidecar
 from bench._peer import start_sdk_peer
 from bench._serving import hub_env, served
 from hub.core.migrations import upgrade
@@ -114,6 +114,23 @@ def test_the_gateway_bench_calls_through_the_hub_allowed_and_approved(
     for path in ("hub     ", "per-call"):
         assert f"2026-07-28  {'allow, legacy upstream':<{gateway.CASE}} {path} " in printed
     assert "throughput, 2 clients" in printed
+
+
+def test_the_bundle_bench_counts_a_sidecars_sync(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The deployment is seeded, the bundle read answers 304 and the server read 200 (either
+    raises otherwise), and both are counted."""
+    monkeypatch.setattr(bundle, "SIZES", (3,))
+    monkeypatch.setattr(instructions, "COUNT", 3)
+    monkeypatch.setattr(instructions, "WARMUP", 1)
+    monkeypatch.setattr(instructions, "SETTLE_S", 0.1)
+    bundle.main()
+    printed = capsys.readouterr().out
+    if not instructions.valgrind_present():
+        assert "skipped: valgrind is not installed" in printed
+        return
+    assert re.search(r"\n +3 +[0-9.]+ +[0-9.]+ +[0-9.]+\n", printed), printed
 
 
 def test_the_gateway_bench_counts_instructions_for_the_hub_and_the_floor(

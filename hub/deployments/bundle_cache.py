@@ -58,7 +58,7 @@ def bundle_key(
 class BundleCache:
     """One per replica: rendered bundles by :func:`bundle_key`."""
 
-    def __init__(self, entries: int = 256, body_limit: int = 256 * 1024) -> None:
+    def __init__(self, entries: int = 256, body_limit: int = 128 * 1024) -> None:
         self._kept: OrderedDict[Hashable, KeptBundle] = OrderedDict()
         self._entries = entries
         self._body_limit = body_limit

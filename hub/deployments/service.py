@@ -40,6 +40,7 @@ from hub.servers import service as servers_service
 __all__ = [
     "VIEW_COLUMNS",
     "ResolvedEntry",
+    "ViewRow",
     "create_deployment",
     "delete_deployment",
     "deployment_read",

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from hub.app import create_app
 from hub.core.db import Database
 from hub.core.settings import Settings
+from hub.deployments.bundle_cache import BundleCache, KeptBundle
 from tests.conftest import ClockControl
 from tests.deployments.conftest import Bundled, grant_to
 from tests.support.queries import count_queries
@@ -143,3 +144,18 @@ async def test_a_grant_that_expires_is_a_new_bundle_with_no_write_at_all(
     )
     assert expired.status_code == 200
     assert "search" not in {t["name"] for t in expired.json()["data"]["servers"][1]["tools"]}
+
+
+def test_the_cache_keeps_the_newest_and_only_small_bodies() -> None:
+    cache = BundleCache(entries=2, body_limit=4)
+    cache.put("a", b"1234", '"a"')
+    cache.put("b", b"12345", '"b"')  # over the limit: its ETag only
+    assert cache.get("a") == KeptBundle('"a"', b"1234")
+    assert cache.get("b") == KeptBundle('"b"', None)
+    cache.get("a")  # used last: "b" is the oldest now
+    cache.put("c", b"", '"c"')
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (
+        KeptBundle('"a"', b"1234"),
+        None,
+        KeptBundle('"c"', b""),
+    )

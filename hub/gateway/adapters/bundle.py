@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from hub.core import clock
 from hub.core.tenancy import TenantId
 from hub.deployments.bundle import BundleDecisions, ToolDecisions
-from hub.deployments.repository import ViewRow
+from hub.deployments.service import ViewRow
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.decision import DriftPolicy, effective
 from hub.grants import service as grants_service
