@@ -21,13 +21,10 @@ import asyncio
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-import httpx2
-
-from bench._serving import free_port
+from bench._serving import free_port, wait_healthy
 
 __all__ = ["COUNT", "Setup", "instructions_per_call", "valgrind_present"]
 
@@ -57,21 +54,6 @@ def _control(pid: int, *args: str) -> None:
     subprocess.run(  # noqa: S603 - valgrind's own tool on our own child
         [_tool("callgrind_control"), *args, str(pid)], check=True, capture_output=True, timeout=60
     )
-
-
-def _wait_healthy(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_S
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"exited under valgrind: {log.read_text()[-2000:]}")
-        try:
-            if httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
-                return
-        except httpx2.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"did not start under valgrind: {log.read_text()[-2000:]}")
-        time.sleep(0.5)
 
 
 async def _windows(pid: int, base: str, setups: Sequence[Setup]) -> None:
@@ -124,7 +106,7 @@ def instructions_per_call(
             stderr=sink,
         )
     try:
-        _wait_healthy(process, port, log)
+        wait_healthy(process, port, log, f"{name} under valgrind", startup_s=STARTUP_S, poll_s=0.5)
         asyncio.run(_windows(process.pid, f"http://127.0.0.1:{port}", setups))
         totals = _dumped(workdir, stem, process.pid)
         if len(totals) != len(setups):

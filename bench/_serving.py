@@ -17,7 +17,7 @@ import httpx2
 from bench._peer import REPO_ROOT
 from tests.conftest import TEST_KEY, TEST_PEPPER
 
-__all__ = ["cpu_seconds", "free_port", "hub_env", "pid_serving", "served"]
+__all__ = ["cpu_seconds", "free_port", "hub_env", "pid_serving", "served", "wait_healthy"]
 
 _SERVING: dict[int, int] = {}  # port -> pid of the process served on it
 
@@ -38,18 +38,7 @@ def served(argv: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
             [*argv, "--port", str(port)], cwd=REPO_ROOT, env=env, stdout=out, stderr=out
         )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"{argv} exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{argv} did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.1)
+        wait_healthy(process, port, log, f"{argv}", startup_s=60, poll_s=0.1)
         _SERVING[port] = process.pid
         yield port
     finally:
@@ -60,6 +49,31 @@ def served(argv: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def wait_healthy(
+    process: subprocess.Popen[bytes],
+    port: int,
+    log: Path,
+    what: str,
+    *,
+    startup_s: float,
+    poll_s: float,
+) -> None:
+    """Return once ``process`` answers ``/healthz`` on ``port``; raise with its log's tail if it
+    exits first or ``startup_s`` pass."""
+    deadline = time.monotonic() + startup_s
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx2.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start: {log.read_text()[-2000:]}")
+        time.sleep(poll_s)
 
 
 def hub_env(db_url: str, workdir: Path) -> dict[str, str]:
