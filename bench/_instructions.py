@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from bench._serving import free_port, wait_healthy
+from bench._serving import free_port, stop, wait_healthy
 
 __all__ = ["COUNT", "Setup", "instructions_per_call", "valgrind_present"]
 
@@ -113,9 +113,4 @@ def instructions_per_call(
             raise RuntimeError(f"callgrind wrote {len(totals)} dumps for {name}, not {len(setups)}")
         return [total / COUNT for total in totals]
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, grace_s=60)

@@ -17,7 +17,7 @@ import httpx2
 from bench._peer import REPO_ROOT
 from tests.conftest import TEST_KEY, TEST_PEPPER
 
-__all__ = ["cpu_seconds", "free_port", "hub_env", "pid_serving", "served", "wait_healthy"]
+__all__ = ["cpu_seconds", "free_port", "hub_env", "pid_serving", "served", "stop", "wait_healthy"]
 
 _SERVING: dict[int, int] = {}  # port -> pid of the process served on it
 
@@ -43,12 +43,17 @@ def served(argv: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
         yield port
     finally:
         _SERVING.pop(port, None)
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, grace_s=20)
+
+
+def stop(process: subprocess.Popen[bytes], *, grace_s: float) -> None:
+    """SIGTERM ``process``; SIGKILL it if it has not exited within ``grace_s``."""
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def wait_healthy(

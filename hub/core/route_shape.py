@@ -69,12 +69,11 @@ class ShapedRoute(APIRoute):
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         shape = self.shape
-        if shape is not None and scope["type"] == "http" and not scope.get("root_path"):
-            parts = path_segments(scope)
-            slashes, literals = shape
-            if len(parts) != slashes + 1:
-                return Match.NONE, {}
-            for index, literal in literals:
-                if parts[index] != literal:
-                    return Match.NONE, {}
+        if (
+            shape is not None
+            and scope["type"] == "http"
+            and not scope.get("root_path")
+            and not fits(shape, path_segments(scope))
+        ):
+            return Match.NONE, {}
         return super().matches(scope)
