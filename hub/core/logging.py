@@ -6,7 +6,8 @@ middleware and the authentication dependency. :func:`redacting` registers a secr
 of the code that uses it; :class:`RedactingFilter` (installed on the handler) replaces every
 registered secret in a record's rendered message and arguments with ``[redacted]``, so a library
 that logs a header value cannot leak it. ``httpx2``/``httpcore2`` loggers stay at WARNING: httpx2
-logs every URL at INFO.
+logs every URL at INFO. uvicorn's access line keeps a query's parameter names and never their
+values (:class:`QueryValuesFilter`): the OAuth callback's ``code`` and ``state`` arrive there.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import sys
 import threading
 from collections import Counter
@@ -23,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 __all__ = [
+    "QueryValuesFilter",
     "RedactingFilter",
     "bind_context",
     "configure_logging",
@@ -154,6 +157,46 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+_REQUEST_LINE = re.compile(r'"([A-Z]+) ([^ ?]*)\?(\S*) HTTP/')  # a request target has no space
+_PARAMETER_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+def _names_only(query: str) -> str:
+    """``a=1&b=2`` as ``a=[redacted]&b=[redacted]``; a part that is not ``name=value`` with a
+    plain name is dropped whole, as it may be a value itself."""
+    parts = []
+    for part in query.split("&"):
+        name, equals, _value = part.partition("=")
+        parts.append(
+            f"{name}={REDACTED}" if equals and _PARAMETER_NAME.fullmatch(name) else REDACTED
+        )
+    return "&".join(parts)
+
+
+class QueryValuesFilter(logging.Filter):
+    """On ``uvicorn.access``: the request line's query keeps its parameter names, not their values.
+
+    uvicorn logs the path with the raw query string, and the authorization server sends the
+    browser back to ``/oauth/callback?code=…&state=…``: a live authorization code and the state
+    that binds it would sit in every log store the hub's lines reach. No route of the hub takes a
+    secret in its query, but a client can send one anywhere, so every value goes, not a list of
+    known names. A line with no query is left as uvicorn made it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple):
+            if not any(isinstance(arg, str) and "?" in arg for arg in args):
+                return True
+        elif "?" not in str(record.msg):
+            return True
+        message = _REQUEST_LINE.sub(
+            lambda m: f'"{m[1]} {m[2]}?{_names_only(m[3])} HTTP/', record.getMessage()
+        )
+        record.msg = message
+        record.args = None
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, request context, extras."""
 
@@ -192,5 +235,8 @@ def configure_logging(level: str = "INFO") -> None:
     root.addHandler(handler)
     root.setLevel(level)
     install_log_redaction()
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, QueryValuesFilter) for f in access.filters):
+        access.addFilter(QueryValuesFilter())
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)

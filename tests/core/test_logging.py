@@ -7,7 +7,14 @@ import logging
 
 import pytest
 
-from hub.core.logging import JsonFormatter, bind_context, install_log_redaction, redacting
+from hub.core.logging import (
+    JsonFormatter,
+    QueryValuesFilter,
+    bind_context,
+    configure_logging,
+    install_log_redaction,
+    redacting,
+)
 
 
 def test_live_secret_is_redacted_for_any_handler(caplog: pytest.LogCaptureFixture) -> None:
@@ -30,3 +37,62 @@ def test_json_formatter_includes_request_context() -> None:
     assert line["message"] == "hello world"
     assert line["request_id"] == "req-123456789"
     assert line["level"] == "info"
+
+
+def _access_record(target: str) -> logging.LogRecord:
+    """The record uvicorn's access logger makes (its format and arguments)."""
+    args = ("127.0.0.1:5000", "GET", target, "1.1", 200)
+    return logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d', args, None
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "logged"),
+    [
+        pytest.param(
+            "/oauth/callback?code=CANARY-code-1&state=CANARY-state-2",
+            "/oauth/callback?code=[redacted]&state=[redacted]",
+            id="oauth-callback",
+        ),
+        pytest.param("/x?CANARY-bare-3", "/x?[redacted]", id="a-value-alone"),
+        pytest.param(
+            '/x?a"b=CANARY-4&=CANARY-5&limit=',
+            "/x?[redacted]&[redacted]&limit=[redacted]",
+            id="odd-names",
+        ),
+        pytest.param("/x?q=CANARY-6?more=CANARY-7", "/x?q=[redacted]", id="a-second-question-mark"),
+    ],
+)
+def test_the_access_line_keeps_query_names_not_values(target: str, logged: str) -> None:
+    record = _access_record(target)
+    assert QueryValuesFilter().filter(record)
+    message = record.getMessage()
+    assert "CANARY" not in message
+    assert message == f'127.0.0.1:5000 - "GET {logged} HTTP/1.1" 200'
+
+
+def test_an_access_line_without_a_query_is_left_as_made() -> None:
+    record = _access_record("/tenants/acme/servers/linear")
+    args = record.args
+    assert QueryValuesFilter().filter(record)
+    assert record.args is args
+
+
+def test_the_access_filter_also_reads_a_line_already_redacted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A live secret makes the record factory render the message first (no arguments left)."""
+    configure_logging("INFO")
+    caplog.set_level(logging.INFO)
+    with redacting("CANARY-live-8"):
+        logging.getLogger("uvicorn.access").info(
+            '%s - "%s %s HTTP/%s" %d',
+            "127.0.0.1:5000",
+            "GET",
+            "/oauth/callback?code=CANARY-live-8&state=CANARY-state-9",
+            "1.1",
+            400,
+        )
+    assert "CANARY" not in caplog.text
+    assert "/oauth/callback?code=[redacted]&state=[redacted] HTTP/1.1" in caplog.text
