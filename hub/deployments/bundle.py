@@ -34,6 +34,7 @@ from hub.models import Catalog
 __all__ = [
     "BundleDecisions",
     "BundleEntry",
+    "Deciding",
     "ToolDecisions",
     "build_bundle",
     "etag_matches",
@@ -50,12 +51,24 @@ class ToolDecisions:
     tools: Mapping[tuple[str, str], tuple[Literal["allow", "ask", "deny"], bool]]
 
 
+@dataclass(frozen=True)
+class Deciding:
+    """The agent's ``grants_version`` and its decisions on the deployment's tools, computed by
+    ``decisions()`` when asked. ``timeless``: no grant of the agent expires or has a time window,
+    so the decisions are a function of that version and the view rows alone (a bundle kept by
+    those needs none computed); otherwise the clock can change them with nothing written."""
+
+    grants_version: int
+    timeless: bool
+    decisions: Callable[[], Awaitable[ToolDecisions]]
+
+
 # (session, tenant, deployment id, agent id, the agent's grants_version when the reader is the
 # agent itself and its key's read brought it, else None, the deployment's view rows as
 # :func:`~hub.deployments.service.view_rows` read them) -> its decisions on the deployment's tools
 BundleDecideFn = Callable[
     [AsyncSession, TenantId, uuid.UUID, uuid.UUID, int | None, Sequence[ViewRow]],
-    Awaitable[ToolDecisions],
+    Awaitable[Deciding],
 ]
 
 

@@ -14,6 +14,12 @@ rows, computes the decisions from those same rows, and looks the bundle up by
 keeps it. So a kept bundle is always the one those inputs build (no read between the key and
 the body), every replica computes the same ETag, and any change to an input is a new key.
 
+The decisions are left out of the key, and not computed for a kept bundle, when the agent's
+grants ignore the clock (none expires or has a time window: :attr:`~hub.deployments.bundle.
+Deciding.timeless`): then the grants at that ``grants_version`` and the rows decide every tool
+the same way at every moment, and the version and the rows are already in the key. A grant that
+expires, or has a window, is a new version, whose key holds the decisions again.
+
 Per process, least recently used first out: ``entries`` bundles, each body kept only up to
 ``body_limit`` bytes (a larger one keeps its ETag, which is all a ``304`` needs, and is built again
 for a ``200``).
@@ -44,14 +50,16 @@ def bundle_key(
     tenant_id: TenantId,
     deployment_id: uuid.UUID,
     rows: Sequence[ViewRow],
-    decisions: ToolDecisions,
+    grants_version: int,
+    decisions: ToolDecisions | None,
 ) -> Hashable:
-    """Everything the deployment's bundle is built from, as one hashable value."""
+    """Everything the deployment's bundle is built from, as one hashable value (``decisions``
+    None: the agent's grants at ``grants_version`` ignore the clock, see the module's text)."""
     return (
         tenant_id.value,
         view_signature(deployment_id, rows),
-        decisions.grants_version,
-        tuple(decisions.tools.items()),
+        grants_version,
+        None if decisions is None else tuple(decisions.tools.items()),
     )
 
 

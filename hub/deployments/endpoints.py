@@ -67,15 +67,14 @@ async def bundle_access(
 ) -> TenantAccess:
     """The built-in self rule (DESIGN §8): a deployment's own agent reads its bundle with no
     grant; anyone else needs ``deployment:<d>`` read. Both failures are 403 (no existence leak);
-    a non-canonical id is 404 before either."""
+    a non-canonical id is 404 before either. The agent's check reads the deployment's view rows,
+    which the bundle is then built from (one read per request)."""
     resource = item_resource("deployment", d)
     if access.caller.kind == "agent":
         async with preliminary_reads(session):
-            deployment = await service.get_deployment_or_none(
-                session, access.tenant_id, parse_id(d)
-            )
-        if deployment is not None and deployment.agent_id == access.caller.principal_id:
-            request.state.bundle_deployment = deployment  # read once per request
+            rows = await service.view_rows(session, access.tenant_id, parse_id(d))
+        if rows and rows[0].agent_id == access.caller.principal_id:
+            request.state.bundle_rows = rows
             return access
     await require(request, session, access, resource, "read")
     return access
@@ -179,21 +178,22 @@ async def get_bundle(
 ) -> Response:
     """What a sidecar needs to serve the deployment's tools (no secrets), with a strong ETag."""
     tenant_id = access.tenant_id
-    deployment = getattr(request.state, "bundle_deployment", None)
-    if deployment is None:
-        deployment = await service.get_deployment(session, tenant_id, parse_id(d))
+    deployment_id = parse_id(d)
     # the bundle is built from these rows only, and kept by them (hub.deployments.bundle_cache)
-    rows = await service.view_rows(session, tenant_id, deployment.id)
-    if not rows:  # deleted since
+    rows = getattr(request.state, "bundle_rows", None)
+    if rows is None:
+        rows = await service.view_rows(session, tenant_id, deployment_id)
+    if not rows:
         raise NotFound("deployment not found")
     agent_id = rows[0].agent_id
     parts = components_of(request.app)
     caller = access.caller
     own = caller.grants_version if caller.principal_id == agent_id else None
     decide = parts.get(BundleDecisions).decide
-    decisions = await decide(session, tenant_id, deployment.id, agent_id, own, rows)
+    deciding = await decide(session, tenant_id, deployment_id, agent_id, own, rows)
+    decisions = None if deciding.timeless else await deciding.decisions()
     cache = parts.get(BundleCache)
-    key = bundle_key(tenant_id, deployment.id, rows, decisions)
+    key = bundle_key(tenant_id, deployment_id, rows, deciding.grants_version, decisions)
     kept = cache.get(key)
     if kept is not None and etag_matches(if_none_match, kept.etag):
         return Response(status_code=304, headers=_bundle_headers(kept.etag))
@@ -205,7 +205,9 @@ async def get_bundle(
             for row in rows
             if (cid := row.catalog_id) is not None
         ]
-        bundle = build_bundle(tenant_id, deployment.id, agent_id, entries, decisions)
+        if decisions is None:
+            decisions = await deciding.decisions()
+        bundle = build_bundle(tenant_id, deployment_id, agent_id, entries, decisions)
         body, etag = render(bundle)
         cache.put(key, body, etag)
     headers = _bundle_headers(etag)

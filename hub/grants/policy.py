@@ -322,6 +322,9 @@ class CompiledPolicy:
     #: other length cannot name a pattern, so it is not looked up
     prefix_lengths: frozenset[int] = frozenset()
     size: int = 0
+    #: every rule applies the same way at every moment (:attr:`GrantRule.static`): a decision
+    #: of this policy never changes with the clock
+    static: bool = True
 
     @classmethod
     def compile(cls, rules: Iterable[GrantRule]) -> CompiledPolicy:
@@ -331,6 +334,7 @@ class CompiledPolicy:
         anything: list[GrantRule] = []
         for rule in rules:
             policy.size += 1
+            policy.static = policy.static and rule.static
             if rule.resource == "*":
                 anything.append(rule)
             elif rule.resource.endswith("*"):

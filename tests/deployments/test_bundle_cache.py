@@ -5,16 +5,19 @@ replica that never saw it builds."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx2
+import pytest
 from fastapi import FastAPI
 
 from hub.app import create_app
+from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.settings import Settings
 from hub.deployments.bundle_cache import BundleCache, KeptBundle
+from hub.gateway.adapters.view import ViewLoader
 from tests.conftest import ClockControl
 from tests.deployments.conftest import Bundled, grant_to
 from tests.support.queries import count_queries
@@ -117,13 +120,23 @@ async def test_a_kept_bundle_is_what_a_fresh_replica_builds_after_every_change(
     assert len(set(etags)) == len(etags)
 
 
-async def test_a_grant_that_expires_is_a_new_bundle_with_no_write_at_all(
-    client: httpx2.AsyncClient, clock_control: ClockControl, bundled: Bundled
+@pytest.mark.parametrize(
+    "limit",
+    [
+        pytest.param({"expires_at": "2026-12-07T12:05:00+00:00"}, id="expires_at"),
+        pytest.param(
+            {"conditions": {"time_window": {"start": "12:00", "end": "12:05", "tz": "UTC"}}},
+            id="time_window",
+        ),
+    ],
+)
+async def test_a_grant_bounded_in_time_is_a_new_bundle_with_no_write_at_all(
+    client: httpx2.AsyncClient, clock_control: ClockControl, bundled: Bundled, limit: dict[str, Any]
 ) -> None:
     """Decisions change with time too (a grant's ``expires_at``, its time window) while nothing
-    is written: the bundle is kept by the decisions themselves, not only by what was written."""
+    is written: such a bundle is kept by the decisions themselves, not only by what was written."""
     w = bundled.world
-    until = (clock_control.now() + timedelta(minutes=5)).isoformat()
+    clock_control.current = datetime(2026, 12, 7, 12, 1, tzinfo=UTC)
     made = await client.post(
         w.team.url("grants"),
         json={
@@ -131,7 +144,7 @@ async def test_a_grant_that_expires_is_a_new_bundle_with_no_write_at_all(
             "resource": "tool:github.search",
             "action": "call",
             "effect": "allow",
-            "expires_at": until,
+            **limit,
         },
         headers=w.admin.headers,
     )
@@ -144,6 +157,31 @@ async def test_a_grant_that_expires_is_a_new_bundle_with_no_write_at_all(
     )
     assert expired.status_code == 200
     assert "search" not in {t["name"] for t in expired.json()["data"]["servers"][1]["tools"]}
+
+
+async def test_a_kept_bundle_of_grants_that_ignore_the_clock_decides_nothing(
+    app: FastAPI, client: httpx2.AsyncClient, bundled: Bundled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No grant of the agent expires or has a window: its grants at that ``grants_version`` and
+    the deployment's rows decide every tool, so a kept bundle's 304 builds no view and decides no
+    tool (the view is what the decisions are computed on)."""
+    views = components_of(app).get(ViewLoader)
+    built = 0
+    from_rows = views.from_rows
+
+    async def counted(*args: Any) -> Any:
+        nonlocal built
+        built += 1
+        return await from_rows(*args)
+
+    monkeypatch.setattr(views, "from_rows", counted)
+    agent = bundled.world.agent.headers
+    unchanged = await client.get(bundled.url, headers={**agent, "if-none-match": bundled.etag})
+    assert (unchanged.status_code, unchanged.headers["etag"]) == (304, bundled.etag)
+    assert built == 0
+    admin = await client.get(bundled.url, headers=bundled.world.admin.headers)  # kept too
+    assert (admin.headers["etag"], admin.content) == (bundled.etag, bundled.first.content)
+    assert built == 0
 
 
 def test_the_cache_keeps_the_newest_and_only_small_bodies() -> None:

@@ -6,7 +6,9 @@ rows the bundle endpoint read (the bundle is built from the same rows), the poli
 deployment's agent's as of now (whoever reads the bundle; when the agent itself reads it, at the
 ``grants_version`` its key's read brought, from the policy cache without reading its grants),
 and the decision is the engine's :func:`~hub.gateway.engine.decision.effective` — so a sidecar
-lists exactly what the endpoint lists.
+lists exactly what the endpoint lists. The view and the decisions are computed only when the
+endpoint asks (:class:`~hub.deployments.bundle.Deciding`): a kept bundle whose agent's grants
+ignore the clock needs neither.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import clock
 from hub.core.tenancy import TenantId
-from hub.deployments.bundle import BundleDecisions, ToolDecisions
+from hub.deployments.bundle import BundleDecisions, Deciding, ToolDecisions
 from hub.deployments.service import ViewRow
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.decision import DriftPolicy, effective
@@ -38,8 +40,7 @@ def bundle_decisions(
         agent_id: uuid.UUID,
         known_version: int | None,
         rows: Sequence[ViewRow],
-    ) -> ToolDecisions:
-        view = await views.from_rows(session, tenant_id, deployment_id, rows)
+    ) -> Deciding:
         if known_version is None:  # someone else reads it: the agent's policy as of now
             version, policy = await grants_service.current_policy(
                 session, cache, tenant_id, agent_id
@@ -48,11 +49,16 @@ def bundle_decisions(
             version = known_version
             policy = await grants_service.policy_of(session, cache, tenant_id, agent_id, version)
         now = clock.now()
-        tools = {}
-        for tool in view.tools.values() if view is not None else ():
-            grant = policy.decide(tool.grant_key, "call", now).effect
-            decision = effective(grant, tool, drift_policy=drift_policy)
-            tools[(tool.handle, tool.name)] = (decision.effect, tool.drifted)
-        return ToolDecisions(version, tools)
+
+        async def decisions() -> ToolDecisions:
+            view = await views.from_rows(session, tenant_id, deployment_id, rows)
+            tools = {}
+            for tool in view.tools.values() if view is not None else ():
+                grant = policy.decide(tool.grant_key, "call", now).effect
+                decision = effective(grant, tool, drift_policy=drift_policy)
+                tools[(tool.handle, tool.name)] = (decision.effect, tool.drifted)
+            return ToolDecisions(version, tools)
+
+        return Deciding(version, policy.static, decisions)
 
     return BundleDecisions(decide)
