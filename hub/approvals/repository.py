@@ -1,6 +1,6 @@
 """Every approvals query. Tenant-owned queries start from ``scoped(…, TenantId)``, or, for the
 gateway's statements built once, bind the tenant from a ``TenantId`` (``tenant_params``); the two
-conditional UPDATEs (consume, decide) are what make an approval single use and decided once."""
+conditional UPDATEs (use, decide) are what make an approval single use and decided once."""
 
 from __future__ import annotations
 
@@ -15,21 +15,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
 from hub.approvals.states import status_condition
-from hub.core.db import read_rows, write_alone
+from hub.core.db import read_row, write_alone_returning
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
+from hub.core.tenancy import TenantId, scoped, scoped_template, tenant_params
 from hub.models import Approval
 
 __all__ = [
     "Binding",
-    "consume",
     "count_pending_all_tenants",
     "decide",
     "get_approval",
     "list_approvals",
     "matching",
     "recent_decided",
-    "usable_ids",
+    "usable",
+    "use",
 ]
 
 
@@ -67,32 +67,37 @@ _MATCHING = (
     .order_by(*_NEWEST_FIRST)
     .limit(20)
 )
-_USABLE = (
-    select(Approval.id)
-    .where(
-        Approval.tenant_id == bindparam(TENANT_PARAM),
-        *_BOUND,
-        Approval.status == "approved",
-        Approval.used_at.is_(None),
-        Approval.use_by > bindparam("now"),
-    )
-    .order_by(*_NEWEST_FIRST)
-    .limit(20)
-)
 _APPROVALS = cast(Table, Approval.__table__)
+_A = _APPROVALS.c
+#: usable now: approved, unused, inside its use window (the candidate's and the winner's test)
+_USABLE = (_A.status == "approved", _A.used_at.is_(None), _A.use_by > bindparam("now"))
+_USABLE_OF_BINDING = (
+    select(_A.id)
+    .where(
+        # an UPDATE takes a parameter named as a column for its SET clause: other names
+        _A.tenant_id == bindparam("scope"),
+        _A.deployment_id == bindparam("for_deployment"),
+        _A.agent_id == bindparam("for_agent"),
+        _A.grant_key == bindparam("for_grant_key"),
+        _A.arguments_sha256 == bindparam("for_arguments"),
+        _A.tool_sha256 == bindparam("for_tool"),
+        *_USABLE,
+    )
+    .order_by(_A.requested_at.desc(), _A.id.desc())
+    .limit(1)
+)
+#: the newest usable approval of the binding that no concurrent use holds (PostgreSQL skips a
+#: row another transaction locked; SQLite's write lock lets one writer in at a time)
+_CANDIDATE = _USABLE_OF_BINDING.with_for_update(skip_locked=True).scalar_subquery()
 #: on the table, not the entity: the ORM's bulk-update machinery around an entity's UPDATE cost
 #: a quarter of the consuming statement's CPU (in process, PostgreSQL: 486-508 against 372-386
-#: µs with its session) for nothing, as no loaded object is synchronised
-_CONSUME = (
+#: µs with its session) for nothing, as no loaded object is synchronised. The candidate's test
+#: is made again on the row it locked, so a use committed meanwhile leaves nothing to update.
+_USE = (
     update(_APPROVALS)
-    .where(
-        _APPROVALS.c.tenant_id == bindparam("scope"),  # an UPDATE reserves the column's own name
-        _APPROVALS.c.id == bindparam("approval_id"),
-        _APPROVALS.c.status == "approved",
-        _APPROVALS.c.used_at.is_(None),
-        _APPROVALS.c.use_by > bindparam("now"),
-    )
+    .where(_A.tenant_id == bindparam("scope"), _A.id == _CANDIDATE, *_USABLE)
     .values(status="used", used_at=bindparam("now"))
+    .returning(_A.id)
 )
 
 
@@ -116,21 +121,35 @@ async def matching(
     return (await session.execute(_MATCHING, params)).scalars().all()
 
 
-async def usable_ids(
+def _use_params(tenant_id: TenantId, binding: Binding, now: datetime) -> dict[str, object]:
+    return {
+        "scope": tenant_id.value,
+        "for_deployment": binding.deployment_id,
+        "for_agent": binding.agent_id,
+        "for_grant_key": binding.grant_key,
+        "for_arguments": binding.arguments_sha256,
+        "for_tool": binding.tool_sha256,
+        "now": now,
+    }
+
+
+async def usable(
     session: AsyncSession, tenant_id: TenantId, binding: Binding, now: datetime
-) -> list[uuid.UUID]:
-    """The ids of the approved, unused approvals of ``binding`` whose use window is open at
-    ``now``, newest first: plain columns, read past the ORM (every approved ``ask`` call)."""
-    rows = await read_rows(session, _USABLE, _binding_params(tenant_id, binding, now=now))
-    return [row.id for row in rows]
-
-
-async def consume(
-    session: AsyncSession, tenant_id: TenantId, approval_id: uuid.UUID, now: datetime
 ) -> bool:
-    """Mark an approved, unused, unexpired approval used; True for the one caller that wins."""
-    params = {"scope": tenant_id.value, "approval_id": approval_id, "now": now}
-    return bool(await write_alone(session, _CONSUME, params))
+    """Whether ``binding`` has a usable approval now (a read: no lock taken, nothing used)."""
+    return (
+        await read_row(session, _USABLE_OF_BINDING, _use_params(tenant_id, binding, now))
+        is not None
+    )
+
+
+async def use(
+    session: AsyncSession, tenant_id: TenantId, binding: Binding, now: datetime
+) -> uuid.UUID | None:
+    """Mark the newest usable approval of ``binding`` used, in one statement: its id, for the
+    one caller that wins it; None when there is none (or every one went to another caller)."""
+    rows = await write_alone_returning(session, _USE, _use_params(tenant_id, binding, now))
+    return rows[0].id if rows else None
 
 
 async def decide(

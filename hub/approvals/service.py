@@ -140,19 +140,20 @@ def read_of(keyring: Keyring, row: Approval, now: datetime | None = None) -> App
 async def use_approved(db: Database, tenant_id: TenantId, binding: Binding) -> uuid.UUID | None:
     """Rule (a): consume a usable approval of ``binding``; its id, or None (none, or lost).
 
-    The consuming ``UPDATE`` is conditional (approved, unused, inside its use window) and
-    decides alone who wins, so on PostgreSQL it runs as one statement that commits on its own
-    (:meth:`~hub.core.db.Database.reads`, as the audit writer's appends): no ``BEGIN`` and
-    ``COMMIT`` around it, two round trips fewer on an approved call. On SQLite it takes the
-    write lock in a transaction of its own, as every write there does."""
+    One conditional ``UPDATE`` (:func:`~hub.approvals.repository.use`) finds the newest usable
+    approval, marks it used and returns its id, and decides alone who wins, so on PostgreSQL it
+    runs as one statement that commits on its own (:meth:`~hub.core.db.Database.reads`, as the
+    audit writer's appends): one round trip on an approved call, with no ``BEGIN`` and
+    ``COMMIT`` around it. On SQLite it takes the write lock in a transaction of its own, as
+    every write there does, so a read first spares the lock to the calls that have nothing to
+    use (every first ``ask``)."""
     now = clock.now()
-    async with db.reads() as session:
-        candidates = await repository.usable_ids(session, tenant_id, binding, now)
-    for approval_id in candidates:
-        async with _consuming(db) as session:
-            if await repository.consume(session, tenant_id, approval_id, now):
-                return approval_id
-    return None
+    if db.is_sqlite:
+        async with db.reads() as session:
+            if not await repository.usable(session, tenant_id, binding, now):
+                return None
+    async with _consuming(db) as session:
+        return await repository.use(session, tenant_id, binding, now)
 
 
 def _consuming(db: Database) -> contextlib.AbstractAsyncContextManager[AsyncSession]:

@@ -60,6 +60,7 @@ __all__ = [
     "read_scoping_rows",
     "sqlite_file",
     "write_alone",
+    "write_alone_returning",
 ]
 
 #: Engine execution option naming a transaction's mode: ``"write"`` (SQLite: ``BEGIN
@@ -314,6 +315,23 @@ async def write_alone(
             if count is not None:
                 return count
     return await session.run_sync(_rowcount, statement, params)
+
+
+async def write_alone_returning(
+    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
+) -> Sequence[Any]:
+    """:func:`write_alone` for a Core write with ``RETURNING``: the rows it returned (by position
+    and by name). Past the session where :func:`write_alone` would go past it
+    (:func:`hub.core.plainreads.execute_returning`); as Core on the session's connection
+    everywhere else."""
+    if session.info.get(_PLAIN_READS) and not session.in_transaction():
+        engine = cast("AsyncEngine", session.bind)
+        plan = plainreads.plan_of(statement, engine.dialect)
+        if plan is not None:
+            rows = await plainreads.execute_returning(engine, plan, params)
+            if rows is not None:
+                return rows
+    return await session.run_sync(_read_rows, statement, params)
 
 
 def _rowcount(session: Session, statement: Executable, params: Mapping[str, Any]) -> int:

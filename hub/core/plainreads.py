@@ -1,5 +1,7 @@
 """Reads of plain columns on a pooled driver connection, past SQLAlchemy's execution layer
-(and, on PostgreSQL, one-statement writes: :func:`execute`, for :func:`hub.core.db.write_alone`).
+(and, on PostgreSQL, one-statement writes: :func:`execute` and, for a write with ``RETURNING``,
+:func:`execute_returning`, for :func:`hub.core.db.write_alone` and
+:func:`hub.core.db.write_alone_returning`).
 
 Every authenticated request reads its key, and most read one more row (a server by handle, a
 principal's ``grants_version``, a deployment's view); none of these reads builds an ORM object.
@@ -110,7 +112,8 @@ class Plan:
     binds: tuple[Processor | None, ...]
     results: tuple[tuple[int, Processor], ...]  # the columns that have one, by position
     row: type[tuple[Any, ...]]
-    dml: bool = False  # an INSERT, UPDATE or DELETE without RETURNING: :func:`execute` runs it
+    dml: bool = False  # an INSERT, UPDATE or DELETE: :func:`execute` runs it
+    returning: bool = False  # a ``dml`` with RETURNING (its columns): :func:`execute_returning`
 
     def arguments(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
         values = []
@@ -135,9 +138,10 @@ _plans: dict[str, weakref.WeakKeyDictionary[Executable, Plan | None]] = {}
 
 def plan_of(statement: Executable, dialect: Dialect) -> Plan | None:
     """The statement's plan for ``dialect`` (made once), or None for a statement this module
-    does not run (no positional parameters, an expanding ``IN``, no columns unless it is an
-    ``INSERT``, ``UPDATE`` or ``DELETE``, a ``RETURNING``): its callers then run it through the
-    session."""
+    does not run (no positional parameters, a parameter that appears twice in the parameter
+    list, an expanding ``IN``, no columns unless it is an ``INSERT``, ``UPDATE`` or ``DELETE``):
+    its callers then run it through the session. A write's ``RETURNING`` columns are its
+    columns."""
     plans = _plans.setdefault(dialect.name, weakref.WeakKeyDictionary())
     if statement not in plans:
         plans[statement] = _plan(statement, dialect)
@@ -149,8 +153,9 @@ def _plan(statement: Executable, dialect: Dialect) -> Plan | None:
     names = tuple(compiled.positiontup or ())
     columns = list(getattr(statement, "selected_columns", ()))
     dml = compiled.isinsert or compiled.isupdate or compiled.isdelete
-    if dml and compiled.effective_returning:
-        return None  # RETURNING: not run here
+    returning = bool(dml and compiled.effective_returning)
+    if returning:
+        columns = list(compiled.effective_returning or ())
     if not (columns or dml) or not dialect.positional or len(names) != len(set(names)):
         return None
     binds = compiled.binds
@@ -167,7 +172,9 @@ def _plan(statement: Executable, dialect: Dialect) -> Plan | None:
     ]
     row = namedtuple("PlainRow", keys, rename=True)  # type: ignore[misc]
     fixed = {name: binds[name].effective_value for name in names if not binds[name].required}
-    return Plan(compiled.string, names, fixed, bind_processors, result_processors, row, dml)
+    return Plan(
+        compiled.string, names, fixed, bind_processors, result_processors, row, dml, returning
+    )
 
 
 class _SqliteReader:
@@ -250,10 +257,21 @@ async def execute(engine: AsyncEngine, plan: Plan, params: Mapping[str, Any]) ->
     instead: another driver, or a statement the server refused (nothing was written; the
     session's adapter then raises its own exception, or the statement succeeds the second time,
     as a client's retry would). A conditional write decides alone who wins, committed alone."""
-    if not plan.dml or engine.dialect.driver != "asyncpg":
+    if not plan.dml or plan.returning or engine.dialect.driver != "asyncpg":
         return None
     done = await _on_asyncpg(engine, plan, params, None)
     return None if done is None else done[2]
+
+
+async def execute_returning(
+    engine: AsyncEngine, plan: Plan, params: Mapping[str, Any]
+) -> list[Any] | None:
+    """:func:`execute` for a write with ``RETURNING``: the rows it returned (one per row it
+    wrote), or None when the caller must run it through its session."""
+    if not plan.returning or engine.dialect.driver != "asyncpg":
+        return None
+    done = await _on_asyncpg(engine, plan, params, None)
+    return None if done is None else done[0]
 
 
 async def _on_asyncpg(
@@ -305,7 +323,7 @@ async def _on_asyncpg(
                     rls.note_raw(fairy.info, wanted)
             if _observers:
                 _sent(plan.sql)
-            if plan.dml:
+            if plan.dml and not plan.returning:
                 status: str = await driver.execute(plan.sql, *arguments)  # "UPDATE 1" …
                 count = int(status.rsplit(" ", 1)[-1])
             else:

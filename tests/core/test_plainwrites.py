@@ -18,7 +18,7 @@ from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from hub.core import plainreads, rls
-from hub.core.db import Database, write_alone
+from hub.core.db import Database, write_alone, write_alone_returning
 from hub.core.tenancy import TENANT_PARAM
 from hub.models import Server
 from tests.support.factories import make_server, make_tenant, scope_of
@@ -112,11 +112,91 @@ async def test_a_write_alone_in_a_transaction_is_the_transactions(database: Data
     assert await _url_of(database, tenant.id, "linear") == "https://mcp.example.com/mcp"
 
 
-def test_a_write_with_returning_has_no_plan(database: Database) -> None:
-    returning = (
-        update(_SERVERS)
-        .where(_SERVERS.c.handle == bindparam("name"))
-        .values(url=bindparam("url"))
-        .returning(_SERVERS.c.id)
-    )
-    assert plainreads.plan_of(returning, database.engine.dialect) is None
+_MOVED = (
+    update(_SERVERS)
+    .where(_SERVERS.c.tenant_id == bindparam("scope"), _SERVERS.c.handle == bindparam("name"))
+    .values(url=bindparam("url"))
+    .returning(_SERVERS.c.handle, _SERVERS.c.url)
+)
+_RENAMED = (
+    update(_SERVERS)
+    .where(_SERVERS.c.tenant_id == bindparam("scope"), _SERVERS.c.handle == bindparam("name"))
+    .values(handle=bindparam("new_handle"))
+    .returning(_SERVERS.c.id)
+)
+
+
+async def test_a_write_with_returning_returns_its_rows_and_commits_on_its_own(
+    database: Database,
+) -> None:
+    tenant = await make_tenant(database)
+    await make_server(database, tenant.id, "linear")
+    url = "https://returned.example.com/mcp"
+    params = {"scope": tenant.id, "name": "linear", "url": url}
+    with rls.scope(scope_of(tenant.id)), count_statements(database) as sent:
+        async with database.reads() as session:
+            rows = await write_alone_returning(session, _MOVED, params)
+            assert [(row.handle, row.url) for row in rows] == [("linear", url)]
+            assert tuple(rows[0]) == ("linear", url)
+            if not database.is_sqlite:  # past the session: it never held a connection
+                assert not session.in_transaction()
+            missing = {**params, "name": "absent"}
+            assert await write_alone_returning(session, _MOVED, missing) == []
+    plan = plainreads.plan_of(_MOVED, database.engine.dialect)
+    assert plan is not None
+    assert (plan.dml, plan.returning) == (True, True)
+    if not database.is_sqlite:
+        assert sent.count(plan.sql) == 2  # sent past the session, as plain statements
+    assert await _url_of(database, tenant.id, "linear") == url
+
+
+async def test_a_write_with_returning_stays_in_its_contexts_scope(database: Database) -> None:
+    if database.is_sqlite:
+        pytest.skip("row-level security is PostgreSQL's")
+    owner = await make_tenant(database)
+    other = await make_tenant(database)
+    await make_server(database, owner.id, "linear")
+    params = {"scope": owner.id, "name": "linear", "url": "https://other.example.com/mcp"}
+    with rls.scope(scope_of(other.id)):  # another tenant's scope: the row is not there
+        async with database.reads() as session:
+            assert await write_alone_returning(session, _MOVED, params) == []
+    assert await _url_of(database, owner.id, "linear") == "https://mcp.example.com/mcp"
+
+
+async def test_a_refused_write_with_returning_raises_sqlalchemys_error(
+    database: Database,
+) -> None:
+    tenant = await make_tenant(database)
+    await make_server(database, tenant.id, "linear")
+    await make_server(database, tenant.id, "github")
+    clash = {"scope": tenant.id, "name": "github", "new_handle": "linear"}  # handles are unique
+    with rls.scope(scope_of(tenant.id)):
+        async with database.reads() as session:
+            with pytest.raises(IntegrityError):
+                await write_alone_returning(session, _RENAMED, clash)
+    assert await _url_of(database, tenant.id, "github") == "https://mcp.example.com/mcp"
+
+
+async def test_a_write_with_returning_in_a_transaction_is_the_transactions(
+    database: Database,
+) -> None:
+    tenant = await make_tenant(database)
+    await make_server(database, tenant.id, "linear")
+    params = {"scope": tenant.id, "name": "linear", "url": "https://undone.example.com/mcp"}
+    with rls.scope(scope_of(tenant.id)):
+        async with database.session() as session:
+            assert len(await write_alone_returning(session, _MOVED, params)) == 1
+            await session.rollback()
+    assert await _url_of(database, tenant.id, "linear") == "https://mcp.example.com/mcp"
+
+
+async def test_write_alone_counts_a_write_with_returning(database: Database) -> None:
+    """Only :func:`write_alone_returning` sends one past the session; ``write_alone`` runs it
+    through the session and counts its rows."""
+    tenant = await make_tenant(database)
+    await make_server(database, tenant.id, "linear")
+    params = {"scope": tenant.id, "name": "linear", "url": "https://counted.example.com/mcp"}
+    with rls.scope(scope_of(tenant.id)):
+        async with database.reads() as session:
+            assert await write_alone(session, _MOVED, params) == 1
+    assert await _url_of(database, tenant.id, "linear") == "https://counted.example.com/mcp"

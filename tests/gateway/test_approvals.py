@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import re
 import time
 from typing import Any
 
@@ -27,6 +28,7 @@ from tests.gateway.support import Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
 from tests.support.factories import make_principal
+from tests.support.queries import count_queries
 from tests.support.stories import audit_events
 
 SECRET = "approval-test-secret-0123456789"
@@ -127,9 +129,14 @@ async def test_an_approved_call_runs_exactly_once(
     again = _pending_id(await _call(client, deployed, "echo", "hello"))
     assert again == approval  # the identical pending request is reused, not duplicated
     assert (await _decide(client, deployed, approval, "approve")).status_code == 200
-    ran = await _call(client, deployed, "echo", "hello")
+    with count_queries(database) as queries:
+        ran = await _call(client, deployed, "echo", "hello")
     assert ran["result"].get("isError") is not True
     assert len(peer.rpc_requests("tools/call")) == 1
+    # found and consumed by one conditional UPDATE … RETURNING: one round trip on PostgreSQL;
+    # SQLite reads first, as its UPDATE takes the database's write lock
+    touched = [q.split()[0] for q in queries if re.search(r"\bapprovals\b", q)]
+    assert touched == (["SELECT", "UPDATE"] if database.is_sqlite else ["UPDATE"]), queries
     next_call = await _call(client, deployed, "echo", "hello")  # used: a new request
     assert _pending_id(next_call) != approval
     assert len(peer.rpc_requests("tools/call")) == 1
