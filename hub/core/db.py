@@ -307,13 +307,11 @@ async def write_alone(
     no connection sends it past the session (:func:`hub.core.plainreads.execute`: about a
     quarter of the CPU); any other runs it as Core on its own connection (one greenlet hop, none
     of the ORM's statement handling), in its transaction if it has one."""
-    if session.info.get(_PLAIN_READS) and not session.in_transaction():
-        engine = cast("AsyncEngine", session.bind)
-        plan = plainreads.plan_of(statement, engine.dialect)
-        if plan is not None:
-            count = await plainreads.execute(engine, plan, params)
-            if count is not None:
-                return count
+    alone = _past_the_session(session, statement)
+    if alone is not None:
+        count = await plainreads.execute(*alone, params)
+        if count is not None:
+            return count
     return await session.run_sync(_rowcount, statement, params)
 
 
@@ -324,14 +322,24 @@ async def write_alone_returning(
     and by name). Past the session where :func:`write_alone` would go past it
     (:func:`hub.core.plainreads.execute_returning`); as Core on the session's connection
     everywhere else."""
-    if session.info.get(_PLAIN_READS) and not session.in_transaction():
-        engine = cast("AsyncEngine", session.bind)
-        plan = plainreads.plan_of(statement, engine.dialect)
-        if plan is not None:
-            rows = await plainreads.execute_returning(engine, plan, params)
-            if rows is not None:
-                return rows
+    alone = _past_the_session(session, statement)
+    if alone is not None:
+        rows = await plainreads.execute_returning(*alone, params)
+        if rows is not None:
+            return rows
     return await session.run_sync(_read_rows, statement, params)
+
+
+def _past_the_session(
+    session: AsyncSession, statement: Executable
+) -> tuple[AsyncEngine, plainreads.Plan] | None:
+    """The engine and plan to send a one-statement write with, past ``session``: a read session
+    holding no transaction, and a statement :mod:`hub.core.plainreads` can run."""
+    if not session.info.get(_PLAIN_READS) or session.in_transaction():
+        return None
+    engine = cast("AsyncEngine", session.bind)
+    plan = plainreads.plan_of(statement, engine.dialect)
+    return None if plan is None else (engine, plan)
 
 
 def _rowcount(session: Session, statement: Executable, params: Mapping[str, Any]) -> int:

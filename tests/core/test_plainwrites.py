@@ -11,11 +11,12 @@ kept); and everywhere else (SQLite, a session holding a transaction) the session
 from __future__ import annotations
 
 import uuid
-from typing import cast
+from typing import Any, cast
 
 import pytest
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import Table, Update, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import plainreads, rls
 from hub.core.db import Database, write_alone, write_alone_returning
@@ -38,6 +39,20 @@ _RENAME = (
 _URL = select(_SERVERS.c.url).where(
     _SERVERS.c.tenant_id == bindparam(TENANT_PARAM), _SERVERS.c.handle == bindparam("name")
 )
+
+
+#: the two ways of a one-statement write: its row count, or its RETURNING rows
+WAYS = pytest.mark.parametrize("returning", [False, True], ids=["count", "returning"])
+
+
+async def _written(
+    session: AsyncSession, statement: Update, params: dict[str, Any], *, returning: bool
+) -> int:
+    """How many rows ``statement`` wrote, by :func:`write_alone` or, with its ``RETURNING``
+    (the row's id), by :func:`write_alone_returning`."""
+    if not returning:
+        return await write_alone(session, statement, params)
+    return len(await write_alone_returning(session, statement.returning(_SERVERS.c.id), params))
 
 
 async def _url_of(database: Database, tenant_id: uuid.UUID, handle: str) -> str:
@@ -69,7 +84,10 @@ async def test_a_write_alone_counts_its_rows_and_commits_on_its_own(database: Da
     assert await _url_of(database, tenant.id, "linear") == "https://moved.example.com/mcp"
 
 
-async def test_a_write_alone_stays_in_its_contexts_scope(database: Database) -> None:
+@WAYS
+async def test_a_write_alone_stays_in_its_contexts_scope(
+    database: Database, returning: bool
+) -> None:
     if database.is_sqlite:
         pytest.skip("row-level security is PostgreSQL's")
     owner = await make_tenant(database)
@@ -78,12 +96,13 @@ async def test_a_write_alone_stays_in_its_contexts_scope(database: Database) -> 
     params = {"scope": owner.id, "name": "linear", "url": "https://other.example.com/mcp"}
     with rls.scope(scope_of(other.id)):  # another tenant's scope: the row is not there
         async with database.reads() as session:
-            assert await write_alone(session, _MOVE, params) == 0
+            assert await _written(session, _MOVE, params, returning=returning) == 0
     assert await _url_of(database, owner.id, "linear") == "https://mcp.example.com/mcp"
 
 
+@WAYS
 async def test_a_refused_write_alone_raises_sqlalchemys_error_and_writes_nothing(
-    database: Database,
+    database: Database, returning: bool
 ) -> None:
     tenant = await make_tenant(database)
     await make_server(database, tenant.id, "linear")
@@ -92,38 +111,30 @@ async def test_a_refused_write_alone_raises_sqlalchemys_error_and_writes_nothing
     with rls.scope(scope_of(tenant.id)), count_checkouts(database) as checkouts:
         async with database.reads() as session:
             with pytest.raises(IntegrityError):
-                await write_alone(session, _RENAME, clash)
+                await _written(session, _RENAME, clash, returning=returning)
         async with database.reads() as session:
             kept = {"scope": tenant.id, "name": "github", "url": "https://gh.example.com/mcp"}
-            assert await write_alone(session, _MOVE, kept) == 1
+            assert await _written(session, _MOVE, kept, returning=returning) == 1
     if not database.is_sqlite:  # the connection the server kept served the next statement
         assert checkouts.connections[-1] is checkouts.connections[0]
     assert await _url_of(database, tenant.id, "github") == "https://gh.example.com/mcp"
 
 
-async def test_a_write_alone_in_a_transaction_is_the_transactions(database: Database) -> None:
+@WAYS
+async def test_a_write_alone_in_a_transaction_is_the_transactions(
+    database: Database, returning: bool
+) -> None:
     tenant = await make_tenant(database)
     await make_server(database, tenant.id, "linear")
     params = {"scope": tenant.id, "name": "linear", "url": "https://undone.example.com/mcp"}
     with rls.scope(scope_of(tenant.id)):
         async with database.session() as session:
-            assert await write_alone(session, _MOVE, params) == 1
+            assert await _written(session, _MOVE, params, returning=returning) == 1
             await session.rollback()
     assert await _url_of(database, tenant.id, "linear") == "https://mcp.example.com/mcp"
 
 
-_MOVED = (
-    update(_SERVERS)
-    .where(_SERVERS.c.tenant_id == bindparam("scope"), _SERVERS.c.handle == bindparam("name"))
-    .values(url=bindparam("url"))
-    .returning(_SERVERS.c.handle, _SERVERS.c.url)
-)
-_RENAMED = (
-    update(_SERVERS)
-    .where(_SERVERS.c.tenant_id == bindparam("scope"), _SERVERS.c.handle == bindparam("name"))
-    .values(handle=bindparam("new_handle"))
-    .returning(_SERVERS.c.id)
-)
+_MOVED = _MOVE.returning(_SERVERS.c.handle, _SERVERS.c.url)
 
 
 async def test_a_write_with_returning_returns_its_rows_and_commits_on_its_own(
@@ -148,46 +159,6 @@ async def test_a_write_with_returning_returns_its_rows_and_commits_on_its_own(
     if not database.is_sqlite:
         assert sent.count(plan.sql) == 2  # sent past the session, as plain statements
     assert await _url_of(database, tenant.id, "linear") == url
-
-
-async def test_a_write_with_returning_stays_in_its_contexts_scope(database: Database) -> None:
-    if database.is_sqlite:
-        pytest.skip("row-level security is PostgreSQL's")
-    owner = await make_tenant(database)
-    other = await make_tenant(database)
-    await make_server(database, owner.id, "linear")
-    params = {"scope": owner.id, "name": "linear", "url": "https://other.example.com/mcp"}
-    with rls.scope(scope_of(other.id)):  # another tenant's scope: the row is not there
-        async with database.reads() as session:
-            assert await write_alone_returning(session, _MOVED, params) == []
-    assert await _url_of(database, owner.id, "linear") == "https://mcp.example.com/mcp"
-
-
-async def test_a_refused_write_with_returning_raises_sqlalchemys_error(
-    database: Database,
-) -> None:
-    tenant = await make_tenant(database)
-    await make_server(database, tenant.id, "linear")
-    await make_server(database, tenant.id, "github")
-    clash = {"scope": tenant.id, "name": "github", "new_handle": "linear"}  # handles are unique
-    with rls.scope(scope_of(tenant.id)):
-        async with database.reads() as session:
-            with pytest.raises(IntegrityError):
-                await write_alone_returning(session, _RENAMED, clash)
-    assert await _url_of(database, tenant.id, "github") == "https://mcp.example.com/mcp"
-
-
-async def test_a_write_with_returning_in_a_transaction_is_the_transactions(
-    database: Database,
-) -> None:
-    tenant = await make_tenant(database)
-    await make_server(database, tenant.id, "linear")
-    params = {"scope": tenant.id, "name": "linear", "url": "https://undone.example.com/mcp"}
-    with rls.scope(scope_of(tenant.id)):
-        async with database.session() as session:
-            assert len(await write_alone_returning(session, _MOVED, params)) == 1
-            await session.rollback()
-    assert await _url_of(database, tenant.id, "linear") == "https://mcp.example.com/mcp"
 
 
 async def test_write_alone_counts_a_write_with_returning(database: Database) -> None:
