@@ -79,20 +79,37 @@ def test_an_access_line_without_a_query_is_left_as_made() -> None:
     assert record.args is args
 
 
-def test_the_access_filter_also_reads_a_line_already_redacted(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """A live secret makes the record factory render the message first (no arguments left)."""
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_the_access_filter_also_reads_a_line_already_redacted() -> None:
+    """A live secret makes the record factory render the message first (no arguments left).
+    Kept by a handler on ``uvicorn.access`` itself: a server started with ``access_log=False``
+    earlier in the process stops that logger's lines from reaching the root."""
     configure_logging("INFO")
-    caplog.set_level(logging.INFO)
-    with redacting("CANARY-live-8"):
-        logging.getLogger("uvicorn.access").info(
-            '%s - "%s %s HTTP/%s" %d',
-            "127.0.0.1:5000",
-            "GET",
-            "/oauth/callback?code=CANARY-live-8&state=CANARY-state-9",
-            "1.1",
-            400,
-        )
-    assert "CANARY" not in caplog.text
-    assert "/oauth/callback?code=[redacted]&state=[redacted] HTTP/1.1" in caplog.text
+    access = logging.getLogger("uvicorn.access")
+    kept, level = _Kept(), access.level
+    access.addHandler(kept)
+    access.setLevel(logging.INFO)
+    try:
+        with redacting("CANARY-live-8"):
+            access.info(
+                '%s - "%s %s HTTP/%s" %d',
+                "127.0.0.1:5000",
+                "GET",
+                "/oauth/callback?code=CANARY-live-8&state=CANARY-state-9",
+                "1.1",
+                400,
+            )
+    finally:
+        access.removeHandler(kept)
+        access.setLevel(level)
+    assert kept.messages == [
+        '127.0.0.1:5000 - "GET /oauth/callback?code=[redacted]&state=[redacted] HTTP/1.1" 400'
+    ]
