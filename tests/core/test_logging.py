@@ -11,7 +11,6 @@ from hub.core.logging import (
     JsonFormatter,
     QueryValuesFilter,
     bind_context,
-    configure_logging,
     install_log_redaction,
     redacting,
 )
@@ -92,10 +91,11 @@ def test_the_access_filter_also_reads_a_line_already_redacted() -> None:
     """A live secret makes the record factory render the message first (no arguments left).
     Kept by a handler on ``uvicorn.access`` itself: a server started with ``access_log=False``
     earlier in the process stops that logger's lines from reaching the root."""
-    configure_logging("INFO")
+    install_log_redaction()
     access = logging.getLogger("uvicorn.access")
-    kept, level = _Kept(), access.level
+    kept, level, only_names = _Kept(), access.level, QueryValuesFilter()
     access.addHandler(kept)
+    access.addFilter(only_names)  # as configure_logging does (tests/deploy/test_access_log.py)
     access.setLevel(logging.INFO)
     try:
         with redacting("CANARY-live-8"):
@@ -109,6 +109,7 @@ def test_the_access_filter_also_reads_a_line_already_redacted() -> None:
             )
     finally:
         access.removeHandler(kept)
+        access.removeFilter(only_names)
         access.setLevel(level)
     assert kept.messages == [
         '127.0.0.1:5000 - "GET /oauth/callback?code=[redacted]&state=[redacted] HTTP/1.1" 400'
