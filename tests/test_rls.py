@@ -27,13 +27,19 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from hub.auth.key_format import parse_key
 from hub.auth.repository import insert_console_session
 from hub.core import clock, rls
+from hub.core.crypto import Keyring
 from hub.core.db import Database, create_engine
 from hub.core.jobs import schedule
 from hub.core.migrations import grant_statements
 from hub.core.rls_ddl import POLICY_NAME, SCOPE_EXPR, tenant_rls_sql
 from hub.core.settings import Settings
-from hub.models import ApiKey, ConsoleSession, Principal, Server, WorkerJob
+from hub.credentials.repository import count_by_key_id_all_tenants
+from hub.credentials.rotation import fields_by_key_id
+from hub.credentials.service import sealed_columns
+from hub.models import ApiKey, ConsoleSession, Credential, Principal, Server, WorkerJob
 from hub.models.base import Base
+from hub.oauth.rotation import oauth_fields_by_key_id
+from tests.conftest import TEST_KEY
 from tests.support.databases import (
     APP_ROLE,
     app_url,
@@ -268,8 +274,12 @@ async def test_the_definer_functions_are_not_public(pg: Database) -> None:
         ("hub_auth_key", True, False, True, True),
         ("hub_claim_jobs", True, False, True, True),
         ("hub_console_session", True, False, True, True),
+        ("hub_credential_key_ids", True, False, True, True),
         ("hub_gateway_read", True, False, True, True),
+        ("hub_oauth_key_ids", True, False, True, True),
         ("hub_oauth_state_tenant", True, False, True, True),
+        ("hub_pending_approvals", True, False, True, True),
+        ("hub_pinned_drift_marks", True, False, True, True),
     ]
 
 
@@ -293,6 +303,36 @@ async def test_job_claims_cross_tenants_through_the_definer(pg: Database) -> Non
     async with owner_session(pg, write=False) as session:
         holders = (await session.execute(select(WorkerJob.holder))).scalars().all()
     assert holders == ["me", "me"]
+
+
+async def test_the_probes_counts_see_every_tenant_through_the_definers(pg: Database) -> None:
+    """``/readyz``'s key ids and the gauges' counts, read as the app role with no scope (as a
+    probe reads them): every tenant's rows, through the definers of migration 0904."""
+    a, b = await _two_tenants(pg)
+    ring = Keyring.parse(f"t1:{TEST_KEY}")
+    async with owner_session(pg) as session:
+        for tenant, secrets in ((a, 1), (b, 2)):
+            for i in range(secrets):
+                cid = uuid.uuid4()
+                now = clock.now()
+                session.add(
+                    Credential(
+                        id=cid,
+                        tenant_id=tenant,
+                        name=f"c{i}",
+                        type="api_key",
+                        status="active",
+                        meta={},
+                        version=1,
+                        created_at=now,
+                        updated_at=now,
+                        **sealed_columns(ring, tenant, cid, "secret", "x"),
+                    )
+                )
+    async with pg.session(write=False) as session:  # what a scope-less read alone would see
+        assert await count_by_key_id_all_tenants(session) == {}
+    assert await fields_by_key_id(pg) == {"t1": 3}
+    assert await oauth_fields_by_key_id(pg) == {}
 
 
 async def test_the_key_read_sets_the_scope_of_its_tenant(pg: Database) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Table, bindparam, func, not_, select, update
+from sqlalchemy import Table, bindparam, func, not_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
@@ -23,6 +23,7 @@ from hub.models import Approval
 __all__ = [
     "Binding",
     "count_pending_all_tenants",
+    "count_pending_every_tenant",
     "decide",
     "get_approval",
     "list_approvals",
@@ -223,3 +224,12 @@ async def count_pending_all_tenants(session: AsyncSession, now: datetime) -> int
     tenant under row-level security: :func:`hub.core.tenant_passes.every_tenant` walks them)."""
     query = select(func.count()).select_from(Approval).where(status_condition("pending", now))
     return int((await session.execute(query)).scalar_one())
+
+
+_PENDING_OF_EVERY_TENANT = text("SELECT hub_pending_approvals(:now)")
+
+
+async def count_pending_every_tenant(session: AsyncSession, now: datetime) -> int:
+    """:func:`count_pending_all_tenants` over every tenant at once, by the ``SECURITY DEFINER``
+    ``hub_pending_approvals()`` (PostgreSQL, migration 0904)."""
+    return int((await session.execute(_PENDING_OF_EVERY_TENANT, {"now": now})).scalar_one())

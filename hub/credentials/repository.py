@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, union_all, update
+from sqlalchemy import and_, func, or_, select, text, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
@@ -18,6 +18,7 @@ from hub.models.credential import ENCRYPTED_FIELDS
 __all__ = [
     "compare_and_swap",
     "count_by_key_id_all_tenants",
+    "count_by_key_id_every_tenant",
     "count_rows_to_rewrap_all_tenants",
     "get_credential",
     "list_credentials",
@@ -84,6 +85,16 @@ async def lock_rows_to_rewrap_all_tenants(
         query = query.where(Credential.id.not_in(list(skip)))
     query = query.order_by(Credential.id).limit(batch_size).with_for_update(skip_locked=True)
     return (await session.execute(query)).scalars().all()
+
+
+_KEY_IDS_OF_EVERY_TENANT = text("SELECT key_id, n FROM hub_credential_key_ids()")
+
+
+async def count_by_key_id_every_tenant(session: AsyncSession) -> dict[str, int]:
+    """:func:`count_by_key_id_all_tenants` over every tenant at once, by the ``SECURITY DEFINER``
+    ``hub_credential_key_ids()`` (PostgreSQL, migration 0904)."""
+    rows = (await session.execute(_KEY_IDS_OF_EVERY_TENANT)).all()
+    return {str(key_id): int(n) for key_id, n in rows}
 
 
 async def count_rows_to_rewrap_all_tenants(

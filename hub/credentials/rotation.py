@@ -21,11 +21,17 @@ from hub.core.crypto import AAD_PREFIX, CredentialUnavailable, Keyring, rewrappe
 from hub.core.db import Database
 from hub.core.metrics import Metrics
 from hub.core.scraped import Reader
-from hub.core.tenant_passes import every_tenant
+from hub.core.tenant_passes import count_every_tenant, every_tenant
 from hub.credentials import repository
 from hub.models.credential import ENCRYPTED_FIELDS
 
-__all__ = ["RotationReport", "backlog_reader", "remaining_by_key_id", "rotate_credentials"]
+__all__ = [
+    "RotationReport",
+    "backlog_reader",
+    "fields_by_key_id",
+    "remaining_by_key_id",
+    "rotate_credentials",
+]
 
 
 @dataclass
@@ -35,13 +41,17 @@ class RotationReport:
     unusable_rows: int = 0  # rows whose fields do not decrypt (a key missing from the ring)
 
 
+async def fields_by_key_id(db: Database) -> dict[str, int]:
+    """How many credential fields each key id seals, over every tenant, in one statement."""
+    return await count_every_tenant(
+        db,
+        in_one_pass=repository.count_by_key_id_all_tenants,
+        through_definer=repository.count_by_key_id_every_tenant,
+    )
+
+
 async def remaining_by_key_id(db: Database, keyring: Keyring) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for scope in await every_tenant(db, reason="key rotation counts every tenant's fields"):
-        with rls.scope(scope):
-            async with db.session(write=False) as session:
-                for key_id, n in (await repository.count_by_key_id_all_tenants(session)).items():
-                    counts[key_id] = counts.get(key_id, 0) + n
+    counts = await fields_by_key_id(db)
     return {k: n for k, n in counts.items() if k != keyring.active_key_id}
 
 

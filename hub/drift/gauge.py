@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hub.core import rls
 from hub.core.db import Database
 from hub.core.metrics import Metrics
 from hub.core.scraped import Reader
-from hub.core.tenant_passes import every_tenant
+from hub.core.tenant_passes import count_every_tenant
 from hub.drift import repository
 
 __all__ = ["drifted_reader"]
@@ -19,11 +18,13 @@ __all__ = ["drifted_reader"]
 def drifted_reader(metrics: Metrics) -> Reader:
     async def read(db: Database) -> None:
         kinds: Counter[str] = Counter()
-        for scope in await every_tenant(db, reason="drifted tools, counted"):
-            with rls.scope(scope):
-                async with db.session(write=False) as session:
-                    for marks in await repository.drift_marks_all_tenants(session):
-                        kinds.update(str(mark.get("kind")) for mark in marks.values())
+        every = await count_every_tenant(
+            db,
+            in_one_pass=repository.drift_marks_all_tenants,
+            through_definer=repository.drift_marks_every_tenant,
+        )
+        for marks in every:
+            kinds.update(str(mark.get("kind")) for mark in marks.values())
         metrics.set_drifted_tools(kinds)
 
     return read

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import and_, column, delete, or_, select, text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.tenancy import TenantId, scoped
@@ -19,6 +20,7 @@ __all__ = [
     "catalog_drift",
     "deployments_pinning",
     "drift_marks_all_tenants",
+    "drift_marks_every_tenant",
     "due_servers",
     "forget_drift",
     "forget_unpinned",
@@ -125,6 +127,17 @@ async def forget_unpinned(session: AsyncSession) -> None:
     await session.execute(
         delete(CatalogDrift).where(~pinned.exists()).execution_options(synchronize_session=False)
     )
+
+
+_MARKS_OF_EVERY_TENANT = text("SELECT marks FROM hub_pinned_drift_marks() AS marks").columns(
+    column("marks", JSONB)
+)
+
+
+async def drift_marks_every_tenant(session: AsyncSession) -> list[dict[str, Any]]:
+    """:func:`drift_marks_all_tenants` over every tenant at once, by the ``SECURITY DEFINER``
+    ``hub_pinned_drift_marks()`` (PostgreSQL, migration 0904)."""
+    return [dict(marks) for marks in (await session.execute(_MARKS_OF_EVERY_TENANT)).scalars()]
 
 
 async def drift_marks_all_tenants(session: AsyncSession) -> list[dict[str, Any]]:

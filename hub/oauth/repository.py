@@ -27,6 +27,7 @@ __all__ = [
     "claim_authorization",
     "count_reauthorizations",
     "count_sealed_by_key_id_all_tenants",
+    "count_sealed_by_key_id_every_tenant",
     "find_by_state_all_tenants",
     "finish_authorization",
     "get_authorization",
@@ -244,6 +245,16 @@ async def count_sealed_by_key_id_all_tenants(
     used = union_all(*parts).subquery()
     query = select(used.c.key_id, func.count()).group_by(used.c.key_id)
     return {str(k): int(n) for k, n in (await session.execute(query)).all()}
+
+
+_SEALED_KEY_IDS_OF_EVERY_TENANT = text("SELECT key_id, n FROM hub_oauth_key_ids()")
+
+
+async def count_sealed_by_key_id_every_tenant(session: AsyncSession) -> dict[str, int]:
+    """:func:`count_sealed_by_key_id_all_tenants` of the OAuth tables over every tenant at once,
+    by the ``SECURITY DEFINER`` ``hub_oauth_key_ids()`` (PostgreSQL, migration 0904)."""
+    rows = (await session.execute(_SEALED_KEY_IDS_OF_EVERY_TENANT)).all()
+    return {str(key_id): int(n) for key_id, n in rows}
 
 
 async def lock_to_rewrap_all_tenants(

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from hub.core import rls
 from hub.core.crypto import CredentialUnavailable, Keyring, rewrapped_columns
 from hub.core.db import Database
-from hub.core.tenant_passes import every_tenant
+from hub.core.tenant_passes import count_every_tenant, every_tenant
 from hub.models import OAuthAuthorization, OAuthClient
 from hub.oauth import repository
 from hub.oauth.sealed import CLIENT_AAD, STATE_AAD
@@ -29,14 +31,16 @@ TABLES: tuple[tuple[type[Any], bytes, tuple[str, ...]], ...] = (
 
 
 async def oauth_fields_by_key_id(db: Database) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for scope in await every_tenant(db, reason="OAuth key ids of every tenant"):
-        with rls.scope(scope):
-            async with db.session(write=False) as session:
-                found = await repository.count_sealed_by_key_id_all_tenants(session, TABLES)
-        for key_id, n in found.items():
-            counts[key_id] = counts.get(key_id, 0) + n
-    return counts
+    """How many sealed OAuth fields each key id seals, over every tenant, in one statement."""
+
+    async def in_one_pass(session: AsyncSession) -> dict[str, int]:
+        return await repository.count_sealed_by_key_id_all_tenants(session, TABLES)
+
+    return await count_every_tenant(
+        db,
+        in_one_pass=in_one_pass,
+        through_definer=repository.count_sealed_by_key_id_every_tenant,
+    )
 
 
 def keyring_covers_oauth_rows(keyring: Keyring) -> Callable[[Database], Awaitable[str | None]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import time
 
@@ -14,7 +15,8 @@ from hub.app import create_app
 from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.scraped import ScrapedState
-from tests.conftest import make_settings
+from tests.conftest import ClockControl, make_settings
+from tests.support.queries import count_queries
 
 
 async def test_healthz_and_readyz(client: httpx2.AsyncClient) -> None:
@@ -101,3 +103,28 @@ async def test_metrics_count_requests_decisions_and_backlog(
     assert "hub_credential_fields_not_under_active_key" in text
     assert str(tenant.id) not in text
     assert "CANARY" not in text
+
+
+async def test_readyz_and_the_gauges_count_every_tenant_in_one_statement_each(
+    client: httpx2.AsyncClient, database: Database, clock_control: ClockControl
+) -> None:
+    """``/readyz`` (the key ids in use) and a ``/metrics`` refresh (backlog, approvals pending,
+    drifted tools) count over every tenant without walking them: on PostgreSQL one
+    ``SECURITY DEFINER`` count each (migration 0904), as SQLite's one unscoped pass. Walking
+    took 3.3 s a probe with 1,000 tenants."""
+    from tests.support.factories import make_tenant
+
+    for _ in range(3):
+        await make_tenant(database)
+    with count_queries(database) as ready:
+        assert (await client.get("/readyz")).status_code == 200
+    clock_control.advance(31)  # the gauges are due
+    with count_queries(database) as scrape:
+        assert (await client.get("/metrics")).status_code == 200
+    for queries in (ready, scrape):
+        assert not [q for q in queries if re.search(r"\bFROM tenants\b", q)], queries
+        queries[:] = [q for q in queries if "set_config('hub.tenant_id'" not in q]  # the pool's
+    assert len(ready) == 3, ready  # the ping, then the credentials' and the OAuth key ids
+    assert len(scrape) == 3, scrape  # the backlog, the approvals pending, the drifted tools
+    if not database.is_sqlite:
+        assert all(re.search(r"\bhub_\w+\(", q) for q in [*ready[1:], *scrape]), (ready, scrape)
