@@ -38,6 +38,7 @@ from hub.credentials.rotation import fields_by_key_id
 from hub.credentials.service import sealed_columns
 from hub.models import ApiKey, ConsoleSession, Credential, Principal, Server, WorkerJob
 from hub.models.base import Base
+from hub.oauth.repository import tenants_due_every_tenant
 from hub.oauth.rotation import oauth_fields_by_key_id
 from tests.conftest import TEST_KEY
 from tests.support.databases import (
@@ -276,6 +277,7 @@ async def test_the_definer_functions_are_not_public(pg: Database) -> None:
         ("hub_console_session", True, False, True, True),
         ("hub_credential_key_ids", True, False, True, True),
         ("hub_gateway_read", True, False, True, True),
+        ("hub_oauth_due_tenants", True, False, True, True),
         ("hub_oauth_key_ids", True, False, True, True),
         ("hub_oauth_state_tenant", True, False, True, True),
         ("hub_pending_approvals", True, False, True, True),
@@ -333,6 +335,37 @@ async def test_the_probes_counts_see_every_tenant_through_the_definers(pg: Datab
         assert await count_by_key_id_all_tenants(session) == {}
     assert await fields_by_key_id(pg) == {"t1": 3}
     assert await oauth_fields_by_key_id(pg) == {}
+
+
+async def test_the_refresher_finds_the_tenants_with_tokens_due(pg: Database) -> None:
+    """Its pass visits only the tenants the definer names, the most urgent first; the claim
+    itself stays in each tenant's scope."""
+    a, b = await _two_tenants(pg)
+    c = (await make_tenant(pg)).id  # a token that is not due
+    ring = Keyring.parse(f"t1:{TEST_KEY}")
+    now = clock.now()
+    async with owner_session(pg) as session:
+        for tenant, expires_in in ((a, 300), (b, 60), (c, 86_400)):
+            cid = uuid.uuid4()
+            session.add(
+                Credential(
+                    id=cid,
+                    tenant_id=tenant,
+                    name="o",
+                    type="oauth_token",
+                    status="active",
+                    meta={},
+                    version=1,
+                    created_at=now,
+                    updated_at=now,
+                    oauth_token_endpoint="https://auth.example.com/token",
+                    expires_at=now + timedelta(seconds=expires_in),
+                    **sealed_columns(ring, tenant, cid, "refresh_token", "r"),
+                )
+            )
+    async with pg.session(write=False) as session:  # the app role, no scope
+        due = await tenants_due_every_tenant(session, now + timedelta(seconds=600), now)
+    assert due == [b, a]
 
 
 async def test_the_key_read_sets_the_scope_of_its_tenant(pg: Database) -> None:

@@ -1,4 +1,5 @@
-"""every_tenant_counts: the probes' and gauges' counts over every tenant in one statement (issue 13)
+"""every_tenant_counts: counts over every tenant in one statement, and the tenants with tokens due
+(issue 13)
 
 ``/readyz`` checks that the keyring holds every key id a stored row names, and ``/metrics``
 reports approvals pending, drifted tools and the key-rotation backlog, all over every tenant.
@@ -6,12 +7,16 @@ Under row-level security a transaction sees one tenant's rows, so each of these 
 tenants one scope after the other (``hub.core.tenant_passes``): measured on PostgreSQL, a
 ``/readyz`` took 3.3 s with 1,000 tenants and 14 s with 4,000 (the chart's probe gives up after
 6 s), and the first ``/metrics`` 2.7 s and 5.1 s (the gauges' 5 s deadline). These functions
-return only counts, key ids and drift marks, never a secret nor a row of a tenant's own:
+return only counts, key ids, drift marks and tenant ids, never a secret nor a row of a tenant's
+own:
 
 - ``hub_credential_key_ids()``: ``(key_id, n)``, the credential fields sealed under each key id;
 - ``hub_oauth_key_ids()``: the same for the OAuth tables' sealed fields;
 - ``hub_pending_approvals(now)``: approvals pending and not expired at ``now``;
-- ``hub_pinned_drift_marks()``: the drift marks of every catalog version a deployment pins.
+- ``hub_pinned_drift_marks()``: the drift marks of every catalog version a deployment pins;
+- ``hub_oauth_due_tenants(due_before, now)``: the tenants holding an OAuth token the refresher
+  would claim (the most urgent first), so that its pass every 30 s visits those tenants only,
+  not one write transaction per tenant.
 
 ``SECURITY DEFINER`` as the owner, ``STABLE``, with a fixed ``search_path``; EXECUTE is revoked
 from PUBLIC and ``hub db upgrade`` grants it to the app role. PostgreSQL only: SQLite has no
@@ -63,6 +68,16 @@ FUNCTIONS = (
         "hub_pending_approvals(p_now timestamptz)",
         "bigint",
         "SELECT count(*) FROM approvals a WHERE a.status = 'pending' AND a.expires_at > p_now",
+    ),
+    (
+        "hub_oauth_due_tenants(p_due_before timestamptz, p_now timestamptz)",
+        "SETOF uuid",
+        """SELECT c.tenant_id FROM credentials c
+    WHERE c.type = 'oauth_token' AND c.status = 'active'
+      AND c.oauth_token_endpoint IS NOT NULL AND c.refresh_token_ciphertext IS NOT NULL
+      AND c.expires_at IS NOT NULL AND c.expires_at < p_due_before
+      AND (c.refresh_lease_until IS NULL OR c.refresh_lease_until < p_now)
+    GROUP BY c.tenant_id ORDER BY min(c.expires_at), c.tenant_id""",
     ),
     (
         "hub_pinned_drift_marks()",

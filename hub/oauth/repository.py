@@ -37,6 +37,7 @@ __all__ = [
     "lock_due_all_tenants",
     "lock_to_rewrap_all_tenants",
     "tenant_of_state",
+    "tenants_due_every_tenant",
     "update_credential",
     "update_sealed",
     "write_by_holder",
@@ -227,6 +228,21 @@ async def lock_due_all_tenants(
         .with_for_update(skip_locked=True)
     )
     return (await session.execute(query)).scalars().all()
+
+
+_TENANTS_DUE = text(
+    "SELECT due AS tenant_id FROM hub_oauth_due_tenants(:due_before, :now) AS due"
+).columns(column("tenant_id", Uuid()))
+
+
+async def tenants_due_every_tenant(
+    session: AsyncSession, due_before: datetime, now: datetime
+) -> list[uuid.UUID]:
+    """The tenants holding a credential :func:`lock_due_all_tenants` would claim, the most
+    urgent first, by the ``SECURITY DEFINER`` ``hub_oauth_due_tenants()`` (PostgreSQL,
+    migration 0904)."""
+    params = {"due_before": due_before, "now": now}
+    return list((await session.execute(_TENANTS_DUE, params)).scalars())
 
 
 # ---------------------------------------------------------------------------- key rotation

@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.jobs import JobRegistry, JobRun
+from hub.core.rls import Scope
 from hub.core.tenancy import TenantId, system_scope
-from hub.core.tenant_passes import every_tenant
 from hub.models import Credential
 from hub.oauth import repository
 from hub.oauth.refresh import TokenRefresher
@@ -40,13 +40,27 @@ async def _claim_due(
     now = clock.now()
     due_before = now + timedelta(seconds=refresher.config.refresh_ahead_s)
     claims: list[tuple[TenantId, Credential, str]] = []
-    # row-level security shows one tenant at a time: the pass claims tenant after tenant
-    for scope in await every_tenant(db, reason="oauth refresher: every tenant's tokens"):
+    # row-level security shows one tenant at a time: the pass claims tenant after tenant, only
+    # in the tenants that hold a token due (every tenant is not a write transaction every pass)
+    for scope in await _due_scopes(db, due_before, now):
         if len(claims) >= BATCH:
             break
         with rls.scope(scope):
             claims.extend(await _claim_due_in_scope(db, refresher, now, due_before))
     return claims
+
+
+async def _due_scopes(db: Database, due_before: datetime, now: datetime) -> list[Scope | None]:
+    """The scopes the pass claims in: SQLite's one unscoped pass; on PostgreSQL each tenant
+    the definer names (it sees every tenant's credentials; the claim itself runs in the
+    tenant's own scope, under row-level security)."""
+    if db.is_sqlite:
+        return [None]
+    async with db.session(write=False) as session:
+        due = await repository.tenants_due_every_tenant(session, due_before, now)
+    return [
+        system_scope(tenant, reason="oauth refresher: a tenant with tokens due") for tenant in due
+    ]
 
 
 async def _claim_due_in_scope(
