@@ -20,13 +20,18 @@ Deciding.timeless`): then the grants at that ``grants_version`` and the rows dec
 the same way at every moment, and the version and the rows are already in the key. A grant that
 expires, or has a window, is a new version, whose key holds the decisions again.
 
-Per process, least recently used first out: ``entries`` bundles, each body kept only up to
-``body_limit`` bytes (a larger one keeps its ETag, which is all a ``304`` needs, and is built again
-for a ``200``).
+Per process, least recently used first out, in two tiers: the ETags of ``etags`` bundles (all a
+``304`` needs, a few hundred bytes each), and the bodies of the most recent ``entries`` of them,
+each only up to ``body_limit`` bytes (any other is built again for a ``200``). With one tier of
+256, a replica serving more deployments than that, each sidecar syncing in turn, found none kept:
+least-recently-used keeps nothing of a cycle longer than itself. Keys are kept as a SHA-256 of
+their ``repr`` (a key holds every row's columns, and the decision on every tool when a grant
+is bounded in time: tens of kilobytes), so 16,384 ETags take a few megabytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
@@ -63,22 +68,47 @@ def bundle_key(
     )
 
 
-class BundleCache:
-    """One per replica: rendered bundles by :func:`bundle_key`."""
+def _digest(key: Hashable) -> bytes:
+    """A key as kept: equal keys built the same way have the same ``repr`` (tuples of strings,
+    numbers, UUIDs, datetimes and JSON values in their stored order); two that differ only in a
+    dict's order are two entries, never one."""
+    return hashlib.sha256(repr(key).encode()).digest()
 
-    def __init__(self, entries: int = 256, body_limit: int = 128 * 1024) -> None:
-        self._kept: OrderedDict[Hashable, KeptBundle] = OrderedDict()
+
+class BundleCache:
+    """One per replica: rendered bundles by :func:`bundle_key` (see the module's text)."""
+
+    def __init__(
+        self, entries: int = 256, body_limit: int = 128 * 1024, etags: int = 16_384
+    ) -> None:
+        self._etags: OrderedDict[bytes, str] = OrderedDict()
+        self._bodies: OrderedDict[bytes, bytes] = OrderedDict()
         self._entries = entries
         self._body_limit = body_limit
+        self._etag_entries = max(etags, entries)
 
     def get(self, key: Hashable) -> KeptBundle | None:
-        kept = self._kept.get(key)
-        if kept is not None:
-            self._kept.move_to_end(key)
-        return kept
+        digest = _digest(key)
+        etag = self._etags.get(digest)
+        if etag is None:
+            return None
+        self._etags.move_to_end(digest)
+        body = self._bodies.get(digest)
+        if body is not None:
+            self._bodies.move_to_end(digest)
+        return KeptBundle(etag, body)
 
     def put(self, key: Hashable, body: bytes, etag: str) -> None:
-        self._kept[key] = KeptBundle(etag, body if len(body) <= self._body_limit else None)
-        self._kept.move_to_end(key)
-        while len(self._kept) > self._entries:
-            self._kept.popitem(last=False)
+        digest = _digest(key)
+        self._etags[digest] = etag
+        self._etags.move_to_end(digest)
+        while len(self._etags) > self._etag_entries:
+            gone, _ = self._etags.popitem(last=False)
+            self._bodies.pop(gone, None)
+        if len(body) > self._body_limit:
+            self._bodies.pop(digest, None)
+            return
+        self._bodies[digest] = body
+        self._bodies.move_to_end(digest)
+        while len(self._bodies) > self._entries:
+            self._bodies.popitem(last=False)

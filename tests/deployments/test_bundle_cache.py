@@ -185,7 +185,7 @@ async def test_a_kept_bundle_of_grants_that_ignore_the_clock_decides_nothing(
 
 
 def test_the_cache_keeps_the_newest_and_only_small_bodies() -> None:
-    cache = BundleCache(entries=2, body_limit=4)
+    cache = BundleCache(entries=2, body_limit=4, etags=2)
     cache.put("a", b"1234", '"a"')
     cache.put("b", b"12345", '"b"')  # over the limit: its ETag only
     assert cache.get("a") == KeptBundle('"a"', b"1234")
@@ -197,3 +197,27 @@ def test_the_cache_keeps_the_newest_and_only_small_bodies() -> None:
         None,
         KeptBundle('"c"', b""),
     )
+
+
+def test_more_bundles_than_bodies_keep_their_etags() -> None:
+    """A replica serving more deployments than it keeps bodies for still answers each sidecar's
+    unchanged sync from memory: least recently used, in a cycle longer than the bodies' tier."""
+    cache = BundleCache(entries=2, body_limit=4, etags=4)
+    keys = [("tenant", f"deployment-{i}") for i in range(4)]
+    for _ in range(2):  # each sidecar syncs in turn, twice
+        for i, key in enumerate(keys):
+            kept = cache.get(key)
+            if kept is None:
+                cache.put(key, b"body", f'"{i}"')
+            else:
+                assert kept.etag == f'"{i}"'
+    assert [cache.get(key) for key in keys] == [
+        KeptBundle('"0"', None),  # its body went with the oldest
+        KeptBundle('"1"', None),
+        KeptBundle('"2"', b"body"),
+        KeptBundle('"3"', b"body"),
+    ]
+    cache.put(("tenant", "deployment-4"), b"body", '"4"')  # past the ETags' tier: the oldest goes
+    assert cache.get(keys[0]) is None
+    assert cache.get(("tenant", "deployment-1")) == KeptBundle('"1"', None)
+    assert cache.get(("tenant", "deployment-4")) == KeptBundle('"4"', b"body")
