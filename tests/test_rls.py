@@ -307,30 +307,31 @@ async def test_job_claims_cross_tenants_through_the_definer(pg: Database) -> Non
     assert holders == ["me", "me"]
 
 
+def _sealed_credential(tenant: uuid.UUID, name: str, kind: str, field: str) -> Credential:
+    """A credential row of ``tenant`` whose ``field`` is sealed under key ``t1``."""
+    cid, now = uuid.uuid4(), clock.now()
+    return Credential(
+        id=cid,
+        tenant_id=tenant,
+        name=name,
+        type=kind,
+        status="active",
+        meta={},
+        version=1,
+        created_at=now,
+        updated_at=now,
+        **sealed_columns(Keyring.parse(f"t1:{TEST_KEY}"), tenant, cid, field, "x"),
+    )
+
+
 async def test_the_probes_counts_see_every_tenant_through_the_definers(pg: Database) -> None:
     """``/readyz``'s key ids and the gauges' counts, read as the app role with no scope (as a
     probe reads them): every tenant's rows, through the definers of migration 0904."""
     a, b = await _two_tenants(pg)
-    ring = Keyring.parse(f"t1:{TEST_KEY}")
     async with owner_session(pg) as session:
         for tenant, secrets in ((a, 1), (b, 2)):
             for i in range(secrets):
-                cid = uuid.uuid4()
-                now = clock.now()
-                session.add(
-                    Credential(
-                        id=cid,
-                        tenant_id=tenant,
-                        name=f"c{i}",
-                        type="api_key",
-                        status="active",
-                        meta={},
-                        version=1,
-                        created_at=now,
-                        updated_at=now,
-                        **sealed_columns(ring, tenant, cid, "secret", "x"),
-                    )
-                )
+                session.add(_sealed_credential(tenant, f"c{i}", "api_key", "secret"))
     async with pg.session(write=False) as session:  # what a scope-less read alone would see
         assert await count_by_key_id_all_tenants(session) == {}
     assert await fields_by_key_id(pg) == {"t1": 3}
@@ -342,27 +343,13 @@ async def test_the_refresher_finds_the_tenants_with_tokens_due(pg: Database) -> 
     itself stays in each tenant's scope."""
     a, b = await _two_tenants(pg)
     c = (await make_tenant(pg)).id  # a token that is not due
-    ring = Keyring.parse(f"t1:{TEST_KEY}")
     now = clock.now()
     async with owner_session(pg) as session:
         for tenant, expires_in in ((a, 300), (b, 60), (c, 86_400)):
-            cid = uuid.uuid4()
-            session.add(
-                Credential(
-                    id=cid,
-                    tenant_id=tenant,
-                    name="o",
-                    type="oauth_token",
-                    status="active",
-                    meta={},
-                    version=1,
-                    created_at=now,
-                    updated_at=now,
-                    oauth_token_endpoint="https://auth.example.com/token",
-                    expires_at=now + timedelta(seconds=expires_in),
-                    **sealed_columns(ring, tenant, cid, "refresh_token", "r"),
-                )
-            )
+            credential = _sealed_credential(tenant, "o", "oauth_token", "refresh_token")
+            credential.oauth_token_endpoint = "https://auth.example.com/token"
+            credential.expires_at = now + timedelta(seconds=expires_in)
+            session.add(credential)
     async with pg.session(write=False) as session:  # the app role, no scope
         due = await tenants_due_every_tenant(session, now + timedelta(seconds=600), now)
     assert due == [b, a]
