@@ -90,8 +90,14 @@ class Bundled:
 
 
 async def grant_to(
-    client: httpx2.AsyncClient, team: TenantAdmin, agent: Actor, resource: str, effect: str
+    client: httpx2.AsyncClient,
+    team: TenantAdmin,
+    agent: Actor,
+    resource: str,
+    effect: str,
+    **more: Any,
 ) -> None:
+    """Grant ``agent`` ``call`` on ``resource``; ``more``: other fields of the grant."""
     made = await client.post(
         team.url("grants"),
         json={
@@ -99,6 +105,7 @@ async def grant_to(
             "resource": resource,
             "action": "call",
             "effect": effect,
+            **more,
         },
         headers=team.admin.headers,
     )

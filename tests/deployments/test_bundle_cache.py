@@ -137,18 +137,7 @@ async def test_a_grant_bounded_in_time_is_a_new_bundle_with_no_write_at_all(
     is written: such a bundle is kept by the decisions themselves, not only by what was written."""
     w = bundled.world
     clock_control.current = datetime(2026, 12, 7, 12, 1, tzinfo=UTC)
-    made = await client.post(
-        w.team.url("grants"),
-        json={
-            "principal_id": str(w.agent.principal_id),
-            "resource": "tool:github.search",
-            "action": "call",
-            "effect": "allow",
-            **limit,
-        },
-        headers=w.admin.headers,
-    )
-    assert made.status_code == 201, made.text
+    await grant_to(client, w.team, w.agent, "tool:github.search", "allow", **limit)
     granted = await client.get(bundled.url, headers=w.agent.headers)
     assert "search" in {t["name"] for t in granted.json()["data"]["servers"][1]["tools"]}
     clock_control.advance(6 * 60)
