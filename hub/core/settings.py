@@ -82,6 +82,8 @@ class Settings(BaseSettings):
     approval_ttl_s: float = Field(default=900.0, gt=0, le=7 * 86_400)
     approval_use_s: float = Field(default=600.0, gt=0, le=86_400)
     max_tool_result_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # the JSON bytes of tool definitions a replica keeps for the gateway (catalogs and views)
+    gateway_cache_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     drift_policy: Literal["ask", "deny"] = "ask"
     # the drift watch: each server a deployment references is re-discovered about this often

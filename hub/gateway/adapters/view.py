@@ -6,16 +6,27 @@ on every replica). Catalogs are immutable, so their tools are kept in memory by 
 itself — wire names, per-tool hashes, options and each tool's ``drifted`` flag and diff (the drift
 marks of the pinned version, DESIGN §10.6) — is kept by a signature of everything it is computed
 from (the marks by their ``drift_at``), so an unchanged deployment costs no recomputation.
+
+What is kept is bounded by weight, not by count (``HUB_GATEWAY_CACHE_BYTES``, half for catalogs
+and half for views): a catalog weighs the bytes of its tools' JSON, and a view the weight of the
+catalogs it holds on to. A count bound let 512 catalogs of 300 ordinary tools hold about 600 MB,
+past the chart's memory limit, and a catalog may be 16 MiB of JSON. The least recently used go
+first (``cachetools.LRUCache``); an entry over its tier's budget is built and used, never kept.
+Agents taking turns over more deployments than fit form a cycle an LRU keeps nothing of; each
+call then reads its catalogs again (one query an entry), slower but bounded. Random replacement
+was tried for that and kept too little to pay (3% of a cycle of six where two fit, simulated),
+while it drops a hot entry as readily as a cold one.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cachetools import LRUCache
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.catalogs import service as catalogs_service
@@ -27,47 +38,52 @@ from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 __all__ = ["ViewLoader"]
 
 
+#: what a tool costs beyond its JSON: its hash here, its entry and wire name in a view
+_PER_TOOL = 256
+
+
 @dataclass(frozen=True)
 class _Catalog:
     version: int
     tools: tuple[dict[str, Any], ...]
     hashes: dict[str, str]
+    weight: int  # the bytes of its tools' JSON and _PER_TOOL a tool (Python holds ~4x as much)
 
 
-class _Lru:
-    def __init__(self, size: int) -> None:
-        self._items: OrderedDict[Any, Any] = OrderedDict()
-        self._size = size
-
-    def get(self, key: Any) -> Any:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-        return found
-
-    def put(self, key: Any, value: Any) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
+def _weighed(kept: tuple[Any, int]) -> int:
+    return kept[1]
 
 
 class ViewLoader:
     """Loads views; one per replica (its caches are per process, never shared state)."""
 
-    def __init__(self, catalogs: int = 512, views: int = 512) -> None:
-        self._catalogs = _Lru(catalogs)
-        self._views = _Lru(views)
+    def __init__(self, budget: int = 32 * 1024 * 1024) -> None:
+        self.budget = budget
+        #: catalog id -> (_Catalog, weight); view signature -> (DeploymentView, weight)
+        self._catalogs: LRUCache[uuid.UUID, tuple[_Catalog, int]] = LRUCache(
+            budget // 2, getsizeof=_weighed
+        )
+        self._views: LRUCache[Any, tuple[DeploymentView, int]] = LRUCache(
+            budget // 2, getsizeof=_weighed
+        )
+
+    @property
+    def kept_bytes(self) -> int:
+        """The weight kept now, both tiers (what ``HUB_GATEWAY_CACHE_BYTES`` bounds)."""
+        return int(self._catalogs.currsize + self._views.currsize)
 
     async def _catalog(
         self, session: AsyncSession, tenant_id: TenantId, catalog_id: uuid.UUID
     ) -> _Catalog:
-        found: _Catalog | None = self._catalogs.get(catalog_id)
-        if found is None:
-            row = await catalogs_service.get_catalog_by_id(session, tenant_id, catalog_id)
-            found = _Catalog(row.version, tuple(row.tools), dict(row.tool_hashes))
-            self._catalogs.put(catalog_id, found)
-        return found
+        found = self._catalogs.get(catalog_id)
+        if found is not None:
+            return found[0]
+        row = await catalogs_service.get_catalog_by_id(session, tenant_id, catalog_id)
+        tools = tuple(row.tools)
+        size = len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
+        catalog = _Catalog(row.version, tools, dict(row.tool_hashes), size + _PER_TOOL * len(tools))
+        _keep(self._catalogs, catalog_id, catalog, catalog.weight)
+        return catalog
 
     async def load(
         self, session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
@@ -89,12 +105,19 @@ class ViewLoader:
         agent_id = found[0].agent_id
         rows = [(r, r) for r in found if r.catalog_id is not None]  # (entry, server) columns
         signature = deployments_service.view_signature(deployment_id, found)
-        view: DeploymentView | None = self._views.get(signature)
-        if view is None:
-            catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
-            view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
-            self._views.put(signature, view)
+        kept = self._views.get(signature)
+        if kept is not None:
+            return kept[0]
+        catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
+        view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
+        _keep(self._views, signature, view, sum(c.weight for c in catalogs))
         return view
+
+
+def _keep(cache: LRUCache[Any, tuple[Any, int]], key: Any, value: Any, weight: int) -> None:
+    """``value`` kept under ``key`` unless it outweighs the whole tier."""
+    if weight <= cache.maxsize:
+        cache[key] = (value, weight)
 
 
 def _approval_drift(mark: dict[str, Any]) -> dict[str, Any]:
