@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cachetools import LRUCache
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.catalogs import service as catalogs_service
 from hub.core.tenancy import TenantId
+from hub.core.weighed import Weighed, keep, weighed
 from hub.deployments import service as deployments_service
 from hub.deployments.wirenames import assign_wire_names, grant_key
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
@@ -50,22 +50,14 @@ class _Catalog:
     weight: int  # the bytes of its tools' JSON and _PER_TOOL a tool (Python holds ~4x as much)
 
 
-def _weighed(kept: tuple[Any, int]) -> int:
-    return kept[1]
-
-
 class ViewLoader:
     """Loads views; one per replica (its caches are per process, never shared state)."""
 
     def __init__(self, budget: int = 32 * 1024 * 1024) -> None:
         self.budget = budget
         #: catalog id -> (_Catalog, weight); view signature -> (DeploymentView, weight)
-        self._catalogs: LRUCache[uuid.UUID, tuple[_Catalog, int]] = LRUCache(
-            budget // 2, getsizeof=_weighed
-        )
-        self._views: LRUCache[Any, tuple[DeploymentView, int]] = LRUCache(
-            budget // 2, getsizeof=_weighed
-        )
+        self._catalogs: Weighed[uuid.UUID, _Catalog] = weighed(budget // 2)
+        self._views: Weighed[Any, DeploymentView] = weighed(budget // 2)
 
     @property
     def kept_bytes(self) -> int:
@@ -82,7 +74,7 @@ class ViewLoader:
         tools = tuple(row.tools)
         size = len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
         catalog = _Catalog(row.version, tools, dict(row.tool_hashes), size + _PER_TOOL * len(tools))
-        _keep(self._catalogs, catalog_id, catalog, catalog.weight)
+        keep(self._catalogs, catalog_id, catalog, catalog.weight)
         return catalog
 
     async def load(
@@ -110,14 +102,8 @@ class ViewLoader:
             return kept[0]
         catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
         view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
-        _keep(self._views, signature, view, sum(c.weight for c in catalogs))
+        keep(self._views, signature, view, sum(c.weight for c in catalogs))
         return view
-
-
-def _keep(cache: LRUCache[Any, tuple[Any, int]], key: Any, value: Any, weight: int) -> None:
-    """``value`` kept under ``key`` unless it outweighs the whole tier."""
-    if weight <= cache.maxsize:
-        cache[key] = (value, weight)
 
 
 def _approval_drift(mark: dict[str, Any]) -> dict[str, Any]:

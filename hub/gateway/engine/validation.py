@@ -19,12 +19,14 @@
 
 Errors list each failure's JSON path and message (at most :data:`MAX_ERRORS`, messages cut to
 :data:`MAX_MESSAGE`) so the model can correct itself. Compiled validators are cached per tool
-definition hash.
+definition hash, and RE2 programs per pattern, each cache bounded by what it holds (a schema's
+JSON bytes, a program's size), not by count: tool definitions come from upstream servers, and one
+schema may be megabytes.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +44,8 @@ from jsonschema.exceptions import SchemaError, ValidationError
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
+
+from hub.core.weighed import Weighed, keep, weighed
 
 __all__ = ["MAX_ERRORS", "ArgumentError", "ArgumentValidator", "ValidatorCache"]
 
@@ -76,21 +80,20 @@ _REGISTRY: Registry[Any] = Registry(retrieve=_refuse_retrieval)  # type: ignore[
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a hostile schema's patterns must not write to stderr
-_COMPILED: OrderedDict[str, Any] = OrderedDict()
+#: pattern -> (program, weight): the pattern's bytes and 16 bytes an instruction of its program
+_COMPILED: Weighed[str, Any] = weighed(8 * 1024 * 1024)
 
 
 def _re2(pattern: str) -> Any:
     """The RE2 program for ``pattern`` (cached); :class:`SchemaUnusable` when RE2 refuses it."""
-    compiled = _COMPILED.get(pattern)
-    if compiled is not None:
-        return compiled
+    kept = _COMPILED.get(pattern)
+    if kept is not None:
+        return kept[0]
     try:
         compiled = re2.compile(pattern, _RE2_OPTIONS)
     except Exception:  # re2.error and friends: not a pattern RE2 runs in linear time
         raise SchemaUnusable("a pattern the hub cannot evaluate in linear time") from None
-    _COMPILED[pattern] = compiled
-    if len(_COMPILED) > 4096:
-        _COMPILED.popitem(last=False)
+    keep(_COMPILED, pattern, compiled, len(pattern.encode()) + 16 * int(compiled.programsize))
     return compiled
 
 
@@ -230,19 +233,22 @@ class ArgumentValidator:
 
 
 class ValidatorCache:
-    """Compiled validators per (tool definition hash, strictness); bounded LRU."""
+    """Compiled validators per (tool definition hash, strictness), least recently used out first;
+    at most ``budget`` bytes of their schemas' JSON (a validator holds its schema)."""
 
-    def __init__(self, max_entries: int = 4096) -> None:
-        self._entries: OrderedDict[tuple[str, bool], ArgumentValidator] = OrderedDict()
-        self._max = max_entries
+    def __init__(self, budget: int = 16 * 1024 * 1024) -> None:
+        self._entries: Weighed[tuple[str, bool], ArgumentValidator] = weighed(budget)
+
+    @property
+    def kept_bytes(self) -> int:
+        return int(self._entries.currsize)
 
     def get(self, sha256: str, schema: Any, *, strict: bool) -> ArgumentValidator:
         key = (sha256, strict)
-        found = self._entries.get(key)
-        if found is None:
-            found = self._entries[key] = ArgumentValidator(schema, strict=strict)
-            while len(self._entries) > self._max:
-                self._entries.popitem(last=False)
-        else:
-            self._entries.move_to_end(key)
-        return found
+        kept = self._entries.get(key)
+        if kept is not None:
+            return kept[0]
+        validator = ArgumentValidator(schema, strict=strict)
+        weight = len(json.dumps(schema, separators=(",", ":"), default=str)) + 512
+        keep(self._entries, key, validator, weight)
+        return validator
