@@ -15,7 +15,9 @@ an int).
 :class:`ChainCheck` walks one chain in ``seq`` order and stops at the first row that is not what
 the chain says: a changed row (its hash no longer matches), a deleted one (the next row's
 ``prev_hash`` or ``seq`` does not follow), rows cut from the end (the head names a later row) or
-rows added beyond the head.
+rows added beyond the head. It starts at the chain's beginning, or at an :class:`Anchor`: a place
+in the chain (a ``seq`` and the hash of that row) that an earlier check reported and the caller
+kept elsewhere, so a chain of millions of rows is checked again from where it was last known good.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from hub.core.canonical import canonical_json
-from hub.models import AuditEvent
 
 __all__ = [
     "GENESIS",
+    "Anchor",
     "ChainCheck",
     "ChainRow",
     "NewEvent",
@@ -65,8 +67,43 @@ class NewEvent:
     hash: str = ""
 
 
-#: What a hash is computed over: a stored row, or one about to be appended.
-ChainRow = AuditEvent | NewEvent
+class ChainRow(Protocol):
+    """What a hash is computed over: a stored row (an ``AuditEvent``, or its columns as a walk
+    reads them), or a :class:`NewEvent` about to be appended."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+    @property
+    def tenant_id(self) -> uuid.UUID | None: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def at(self) -> datetime: ...
+    @property
+    def actor_id(self) -> uuid.UUID | None: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def resource(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def request_id(self) -> str | None: ...
+    @property
+    def details(self) -> dict[str, Any]: ...
+    @property
+    def prev_hash(self) -> str: ...
+    @property
+    def hash(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A place in a chain known good: row ``seq`` had hash ``hash`` (``0`` and :data:`GENESIS`:
+    before the first row)."""
+
+    seq: int
+    hash: str
 
 
 def _plain(value: Any) -> Any:
@@ -119,15 +156,16 @@ class Verification:
     first_bad_id: uuid.UUID | None = None
     reason: str | None = None
     head_hash: str | None = None
+    head_seq: int | None = None
 
 
 class ChainCheck:
     """Feed a chain's rows in ``seq`` order; the first row that breaks it is remembered."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: Anchor | None = None) -> None:
         self.checked = 0
-        self.last_seq = 0
-        self.last_hash = GENESIS
+        self.last_seq = 0 if start is None else start.seq
+        self.last_hash = GENESIS if start is None else start.hash
         self.last_id: uuid.UUID | None = None
         self.bad_id: uuid.UUID | None = None
         self.reason: str | None = None
@@ -157,8 +195,10 @@ class ChainCheck:
     def finish(self, head_seq: int, head_hash: str, head_id: uuid.UUID | None) -> Verification:
         """Compare the last good row with the chain's head, and answer."""
         if not self.broken and (self.last_seq, self.last_hash) != (head_seq, head_hash):
-            # rows after the last one read are missing (deleted from the end of the chain)
-            self._fail(head_id, "missing_rows" if self.last_seq < head_seq else "head_mismatch")
+            # the head names rows that were not found, or (from an anchor) the head is behind
+            # a row the anchor saw: rows were cut from the end of the chain
+            same = self.last_seq == head_seq
+            self._fail(head_id, "head_mismatch" if same else "missing_rows")
         if self.broken:
-            return Verification(False, self.checked, self.bad_id, self.reason, head_hash)
-        return Verification(True, self.checked, None, None, head_hash)
+            return Verification(False, self.checked, self.bad_id, self.reason, head_hash, head_seq)
+        return Verification(True, self.checked, None, None, head_hash, head_seq)

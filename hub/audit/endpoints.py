@@ -4,7 +4,9 @@
   by ``action``, ``actor``, ``outcome``, ``since`` (inclusive), ``until`` (exclusive) and
   ``after_seq`` (rows placed after that one in the chain: a follower's "what is new"), with
   cursor pagination;
-- ``GET /tenants/{t}/audit/verify`` — the hash chain checked from its first row to its head;
+- ``GET /tenants/{t}/audit/verify`` — the hash chain checked from its first row to its head, or
+  from a place an earlier check reported (``after_seq`` and ``after_hash``: its ``head_seq`` and
+  ``head_hash``) to the head;
 - ``GET /tenants/{t}/audit/export`` — the chain as NDJSON (one event per line, ``seq`` order,
   same filters), streamed for a SIEM.
 
@@ -26,6 +28,7 @@ from fastapi.responses import StreamingResponse
 
 from hub.audit import service
 from hub.audit.actions import Action, Outcome
+from hub.audit.chain import Anchor
 from hub.audit.repository import AuditFilters
 from hub.audit.schemas import AuditEventRead, AuditVerifyRead
 from hub.auth.caller import TenantAccess
@@ -33,6 +36,7 @@ from hub.authz.deps import PlatformAdminDep, authorize
 from hub.authz.throttle import rest_router
 from hub.core.db import Database
 from hub.core.deps import DatabaseDep, SessionDep
+from hub.core.errors import BadRequest
 from hub.core.pagination import PageParamsDep
 from hub.core.schemas import Envelope, ListEnvelope, UtcDatetime
 from hub.core.tenancy import TenantId
@@ -93,6 +97,40 @@ class ListOrder(StrEnum):
 OrderDep = Annotated[ListOrder, Query(description="oldest (default) or newest first")]
 
 
+_HASH = "^[0-9a-f]{64}$"
+
+
+def verify_start(
+    after_seq: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=2**63 - 1,
+            description="Check from the row after this one (an earlier check's `head_seq`); "
+            "with `after_hash`.",
+        ),
+    ] = None,
+    after_hash: Annotated[
+        str | None,
+        Query(
+            pattern=_HASH,
+            description="The hash row `after_seq` had (that check's `head_hash`), kept outside "
+            "the hub: a chain rewritten since does not continue from it.",
+        ),
+    ] = None,
+) -> Anchor | None:
+    if (after_seq is None) != (after_hash is None):
+        raise BadRequest(
+            "after_seq and after_hash go together: an earlier check's head_seq and head_hash"
+        )
+    if after_seq is None or after_hash is None:
+        return None
+    return Anchor(after_seq, after_hash)
+
+
+StartDep = Annotated[Anchor | None, Depends(verify_start)]
+
+
 def _verified(result: service.Verification) -> Envelope[AuditVerifyRead]:
     return Envelope(
         data=AuditVerifyRead(
@@ -101,6 +139,7 @@ def _verified(result: service.Verification) -> Envelope[AuditVerifyRead]:
             first_bad_id=result.first_bad_id,
             reason=result.reason,
             head_hash=result.head_hash,
+            head_seq=result.head_seq,
         )
     )
 
@@ -134,9 +173,12 @@ async def list_audit(
 
 
 @router.get("/verify", name="audit.verify")
-async def verify_audit(db: DatabaseDep, access: AuditReader) -> Envelope[AuditVerifyRead]:
-    """Check the tenant's audit hash chain and name the first row that breaks it."""
-    return _verified(await service.verify_chain(db, access.tenant_id))
+async def verify_audit(
+    db: DatabaseDep, access: AuditReader, start: StartDep
+) -> Envelope[AuditVerifyRead]:
+    """Check the tenant's audit hash chain (all of it, or from ``after_seq``) and name the first
+    row that breaks it."""
+    return _verified(await service.verify_chain(db, access.tenant_id, start))
 
 
 @router.get("/export", name="audit.export", response_class=StreamingResponse, responses=_EXPORT)
@@ -161,10 +203,10 @@ async def list_platform_audit(
 
 @platform_router.get("/verify", name="platform_audit.verify")
 async def verify_platform_audit(
-    db: DatabaseDep, caller: PlatformAdminDep
+    db: DatabaseDep, caller: PlatformAdminDep, start: StartDep
 ) -> Envelope[AuditVerifyRead]:
-    """Check the platform's audit hash chain."""
-    return _verified(await service.verify_chain(db, None))
+    """Check the platform's audit hash chain (all of it, or from ``after_seq``)."""
+    return _verified(await service.verify_chain(db, None, start))
 
 
 @platform_router.get(

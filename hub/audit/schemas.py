@@ -38,8 +38,10 @@ class AuditVerifyRead(BaseModel):
     ``reason`` says how it breaks (``hash_mismatch``: a row was changed; ``broken_link`` or
     ``sequence_gap``: the row before it was deleted or replaced; ``missing_rows``: rows were cut
     from the end, ``first_bad_id`` naming the last one the head remembers; ``beyond_head``: a row
-    was added without moving the head). ``head_hash`` is the chain's last hash, for anchoring
-    elsewhere (a SIEM, a ticket) so a later rewrite of the whole chain shows too.
+    was added without moving the head). ``head_seq`` and ``head_hash`` are the chain's last row
+    and hash, for anchoring elsewhere (a SIEM, a ticket) so a later rewrite of the whole chain
+    shows too; given back as ``after_seq`` and ``after_hash``, the next check starts there and
+    reads only the rows written since (``checked`` counts those).
     """
 
     ok: bool
@@ -47,3 +49,4 @@ class AuditVerifyRead(BaseModel):
     first_bad_id: uuid.UUID | None
     reason: str | None = None
     head_hash: str | None = None
+    head_seq: int | None = None

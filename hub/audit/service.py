@@ -12,6 +12,7 @@ transaction ends, so appends to one chain are serialised on every replica and a 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -23,7 +24,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit import repository
 from hub.audit.actions import Action, Outcome
-from hub.audit.chain import ChainCheck, Verification, link_hash, normalise_details
+from hub.audit.chain import (
+    Anchor,
+    ChainCheck,
+    ChainRow,
+    Verification,
+    link_hash,
+    normalise_details,
+)
 from hub.audit.repository import AuditFilters
 from hub.auth.caller import TenantAccess
 from hub.core import clock, rls
@@ -271,31 +279,47 @@ async def list_events(
     )
 
 
-async def verify_chain(db: Database, tenant_id: TenantId | None) -> Verification:
-    """Walk one chain from its first row to its head and report the first row that breaks it.
+async def verify_chain(
+    db: Database, tenant_id: TenantId | None, start: Anchor | None = None
+) -> Verification:
+    """Walk one chain from its first row (or from ``start``, a place an earlier check reported)
+    to its head and report the first row that breaks it.
 
-    One read transaction (a snapshot on both backends: the head and the rows agree even while
-    writers append), read in keyset batches of :data:`BATCH` rows, in the chain's RLS scope."""
+    No snapshot is held for the walk: the head is read first, and the rows up to it cannot
+    change under the hub (a row and the head's move commit together), so they are read in keyset
+    batches of :data:`BATCH`, each in a short read transaction of its own, the next batch read
+    while this one is hashed. One snapshot held for the length of a long chain (minutes, for
+    millions of rows) kept PostgreSQL's vacuum from every row changed meanwhile. The look for
+    rows beyond the head reads the head again and past it in one short snapshot at the end."""
     with rls.scope(tenant_id or rls.PLATFORM):
-        async with db.snapshot() as session:
+        async with db.session(write=False) as session:
             head = await repository.read_head(session, tenant_id)
-            check = ChainCheck()
-            after = 0
-            while True:
-                rows = await repository.chain_rows(
-                    session, tenant_id, after_seq=after, limit=BATCH, up_to_seq=head.seq
+
+        async def batch(after_seq: int) -> Sequence[ChainRow]:
+            async with db.session(write=False) as session:
+                return await repository.chain_links(
+                    session, tenant_id, after_seq=after_seq, up_to_seq=head.seq, limit=BATCH
                 )
-                if not all(check.feed(row) for row in rows) or len(rows) < BATCH:
-                    break
-                after = rows[-1].seq
-            result = check.finish(head.seq, head.last_hash, head.last_id)
-            if result.ok:
-                extra = await repository.first_row_beyond(session, tenant_id, head.seq)
-                if extra is not None:
-                    return Verification(
-                        False, result.checked + 1, extra, "beyond_head", head.last_hash
-                    )
-            return result
+
+        check = ChainCheck(start)
+        after = check.last_seq
+        upcoming = asyncio.ensure_future(batch(after)) if after < head.seq else None
+        while upcoming is not None:
+            rows = await upcoming
+            upcoming = asyncio.ensure_future(batch(rows[-1].seq)) if len(rows) == BATCH else None
+            if not all(check.feed(row) for row in rows):
+                break
+        if upcoming is not None:
+            await upcoming  # read and not needed: the chain broke in this batch
+        result = check.finish(head.seq, head.last_hash, head.last_id)
+        if result.ok:
+            async with db.snapshot() as session:
+                latest = await repository.read_head(session, tenant_id)
+                extra = await repository.first_row_beyond(session, tenant_id, latest.seq)
+            if extra is not None:
+                checked = result.checked + 1
+                return Verification(False, checked, extra, "beyond_head", head.last_hash, head.seq)
+        return result
 
 
 async def export_events(

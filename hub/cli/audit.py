@@ -81,11 +81,13 @@ def _report(label: str, scope: TenantId | None, result: Verification, as_json: b
                     "first_bad_id": str(result.first_bad_id) if result.first_bad_id else None,
                     "reason": result.reason,
                     "head_hash": result.head_hash,
+                    "head_seq": result.head_seq,
                 }
             )
         )
     elif result.ok:
-        typer.echo(f"{label}: ok, {result.checked} rows, head {result.head_hash}")
+        head = f"{result.head_seq}:{result.head_hash}"  # what ``--after`` takes
+        typer.echo(f"{label}: ok, {result.checked} rows, head {head}")
     else:
         typer.echo(
             f"{label}: BROKEN at row {result.first_bad_id} ({result.reason}) "

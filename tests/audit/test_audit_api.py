@@ -164,6 +164,7 @@ async def test_verify_names_the_first_bad_row(
         "first_bad_id": events[1]["id"],
         "reason": "hash_mismatch",
         "head_hash": ok["head_hash"],
+        "head_seq": 3,
     }
 
 

@@ -173,7 +173,19 @@ async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
         table = await hub.ok("audit", "tail", "--profile", "owner")
         rows = [line.split() for line in table.stdout.splitlines()]
         assert ["owner", "principal.create"] in [row[2:4] for row in rows], rows  # by name
-        await hub.ok("audit", "verify", "--profile", "owner")
+        whole = (await hub.ok("audit", "verify", "--json", "--profile", "owner")).json()
+        assert whole["ok"] is True
+        await hub.ok("principals", "create", "eve", "--role", "deployer", "--profile", "owner")
+        anchor = f"{whole['head_seq']}:{whole['head_hash']}"
+        since = await hub.ok("audit", "verify", "--after", anchor, "--json", "--profile", "owner")
+        assert (since.json()["ok"], since.json()["checked"]) == (True, 1)
+        assert since.json()["head_seq"] == whole["head_seq"] + 1
+        forged = await hub.cli(
+            "audit", "verify", "--after", f"{whole['head_seq']}:{'0' * 64}", "--profile", "owner"
+        )
+        assert forged.code == 1  # the chain does not continue from that hash
+        garbled = await hub.cli("audit", "verify", "--after", "three", "--profile", "owner")
+        assert garbled.code == 2, garbled.stderr
 
         # filtered by the hub: an action, an actor by name, an outcome, a time
         owner = ("--profile", "owner")
