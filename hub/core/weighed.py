@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from cachetools import LRUCache
 
-__all__ = ["Weighed", "keep", "weighed"]
+__all__ = ["Weighed", "find", "keep", "weighed"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -35,3 +35,14 @@ def keep(cache: LRUCache[K, tuple[V, int]], key: K, value: V, weight: int) -> No
     kept (cachetools would raise ``ValueError``, and it would push out everything else anyway)."""
     if weight <= cache.maxsize:
         cache[key] = (value, weight)
+
+
+def find(cache: LRUCache[K, tuple[V, int]], key: K) -> V | None:
+    """The value kept under ``key`` (now the most recently used), or None.
+
+    One lookup: ``cache.get`` asks ``key in cache`` first and then looks again, and hashing the
+    key (a view's signature is a tuple of every entry's columns) is most of what a hit costs."""
+    try:
+        return cache[key][0]
+    except KeyError:
+        return None

@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.catalogs import service as catalogs_service
 from hub.core.tenancy import TenantId
-from hub.core.weighed import Weighed, keep, weighed
+from hub.core.weighed import Weighed, find, keep, weighed
 from hub.deployments import service as deployments_service
 from hub.deployments.wirenames import assign_wire_names, grant_key
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
@@ -67,9 +67,9 @@ class ViewLoader:
     async def _catalog(
         self, session: AsyncSession, tenant_id: TenantId, catalog_id: uuid.UUID
     ) -> _Catalog:
-        found = self._catalogs.get(catalog_id)
+        found = find(self._catalogs, catalog_id)
         if found is not None:
-            return found[0]
+            return found
         row = await catalogs_service.get_catalog_by_id(session, tenant_id, catalog_id)
         tools = tuple(row.tools)
         size = len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
@@ -97,9 +97,9 @@ class ViewLoader:
         agent_id = found[0].agent_id
         rows = [(r, r) for r in found if r.catalog_id is not None]  # (entry, server) columns
         signature = deployments_service.view_signature(deployment_id, found)
-        kept = self._views.get(signature)
+        kept = find(self._views, signature)
         if kept is not None:
-            return kept[0]
+            return kept
         catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
         view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
         keep(self._views, signature, view, sum(c.weight for c in catalogs))

@@ -45,7 +45,7 @@ from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
-from hub.core.weighed import Weighed, keep, weighed
+from hub.core.weighed import Weighed, find, keep, weighed
 
 __all__ = ["MAX_ERRORS", "ArgumentError", "ArgumentValidator", "ValidatorCache"]
 
@@ -86,9 +86,9 @@ _COMPILED: Weighed[str, Any] = weighed(8 * 1024 * 1024)
 
 def _re2(pattern: str) -> Any:
     """The RE2 program for ``pattern`` (cached); :class:`SchemaUnusable` when RE2 refuses it."""
-    kept = _COMPILED.get(pattern)
+    kept = find(_COMPILED, pattern)
     if kept is not None:
-        return kept[0]
+        return kept
     try:
         compiled = re2.compile(pattern, _RE2_OPTIONS)
     except Exception:  # re2.error and friends: not a pattern RE2 runs in linear time
@@ -245,9 +245,9 @@ class ValidatorCache:
 
     def get(self, sha256: str, schema: Any, *, strict: bool) -> ArgumentValidator:
         key = (sha256, strict)
-        kept = self._entries.get(key)
+        kept = find(self._entries, key)
         if kept is not None:
-            return kept[0]
+            return kept
         validator = ArgumentValidator(schema, strict=strict)
         weight = len(json.dumps(schema, separators=(",", ":"), default=str)) + 512
         keep(self._entries, key, validator, weight)
