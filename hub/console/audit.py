@@ -124,5 +124,6 @@ async def verify(page: TenantConsoleDep, db: DatabaseDep) -> Response:
         first_bad_id=result.first_bad_id,
         reason=result.reason,
         head_hash=result.head_hash,
+        head_seq=result.head_seq,
     )
     return render(page, page.request, "audit/verify.html", result=read)

@@ -43,3 +43,15 @@ def _seq_cells(page: str) -> list[str]:
     """The ``#`` column of the page's audit table."""
     body = page.split('<table id="audit">', 1)[1].split("</table>", 1)[0]
     return [row.split("<td>", 2)[1].split("</td>", 1)[0] for row in body.split("<tr>")[2:]]
+
+
+async def test_the_verify_page_gives_the_anchor_a_later_check_starts_from(
+    user: ConsoleUser, world: ConsoleWorld
+) -> None:
+    page = await user.get(world.page("audit", "verify"))
+    assert page.status_code == 200, page.text
+    seqs = _seq_cells((await user.get(world.page("audit"))).text)
+    anchor = page.text.split('id="anchor"', 1)[1]
+    head_seq = max(int(s) for s in seqs)
+    assert f"event <code>{head_seq}</code>" in anchor
+    assert f"hub audit verify --after {head_seq}:" in anchor

@@ -308,6 +308,7 @@ async def _journey(
     await _shots(page, "10-audit")
     await page.get_by_role("link", name="Verify the hash chain").click()
     await expect(page.locator("#verify-result")).to_contain_text("The chain is intact")
+    await expect(page.locator("#anchor")).to_contain_text("hub audit verify --after ")
     await _shots(page, "11-audit-verify")
 
     # a 403 page and signing out
