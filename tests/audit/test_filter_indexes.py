@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import event, text
 
 from hub.audit import service
-from hub.audit.actions import Action
+from hub.audit.actions import Action, Outcome
 from hub.audit.repository import AuditFilters
 from hub.audit.service import Entry, record_entries
 from hub.core import clock, rls
@@ -34,7 +34,7 @@ CASES = [
 def _entry(tenant: TenantId, n: int) -> Entry:
     """Mostly tool calls that succeeded; every 200th a denied call, every 250th a principal made."""
     action = Action.PRINCIPAL_CREATE if n % 250 == 249 else Action.TOOL_CALL
-    outcome = "denied" if n % 200 == 199 else "success"
+    outcome: Outcome = "denied" if n % 200 == 199 else "success"
     return Entry(tenant, uuid.uuid4(), action, f"r:{n}", None, outcome, {"n": n}, clock.now())
 
 
