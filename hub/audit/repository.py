@@ -235,23 +235,7 @@ async def list_events(
     return await fetch_page(session, query, params, order=order, newest_first=newest_first)
 
 
-async def chain_rows(
-    session: AsyncSession,
-    tenant_id: TenantId | None,
-    *,
-    after_seq: int,
-    limit: int,
-    up_to_seq: int | None = None,
-    filters: AuditFilters | None = None,
-) -> Sequence[AuditEvent]:
-    """The chain's rows after ``after_seq`` in ``seq`` order (a keyset page)."""
-    query = _filtered(tenant_id, filters or AuditFilters()).where(AuditEvent.seq > after_seq)
-    if up_to_seq is not None:
-        query = query.where(AuditEvent.seq <= up_to_seq)
-    return (await session.execute(query.order_by(AuditEvent.seq).limit(limit))).scalars().all()
-
-
-#: the columns a chain check reads (every column a hash covers, and the two hashes)
+#: the columns a chain's rows are read with (every column a hash covers, and the two hashes)
 _LINK_COLUMNS = (
     AuditEvent.id,
     AuditEvent.tenant_id,
@@ -268,20 +252,26 @@ _LINK_COLUMNS = (
 )
 
 
-async def chain_links(
-    session: AsyncSession, tenant_id: TenantId | None, *, after_seq: int, up_to_seq: int, limit: int
+async def chain_rows(
+    session: AsyncSession,
+    tenant_id: TenantId | None,
+    *,
+    after_seq: int,
+    limit: int,
+    up_to_seq: int | None = None,
+    filters: AuditFilters | None = None,
 ) -> Sequence[ChainRow]:
-    """The chain's rows in ``(after_seq, up_to_seq]``, ``seq`` order, at most ``limit``, as plain
-    rows of their columns: a walk of millions of rows spent most of its time building ORM
-    objects it only reads."""
+    """The chain's rows after ``after_seq`` (up to ``up_to_seq``) in ``seq`` order, at most
+    ``limit``: a keyset page for a check or an export, as plain rows of the columns (a walk of
+    millions of rows spent most of its time building ORM objects it only reads)."""
     query = (
-        _chain(tenant_id)
+        _filtered(tenant_id, filters or AuditFilters())
         .with_only_columns(*_LINK_COLUMNS)
-        .where(AuditEvent.seq > after_seq, AuditEvent.seq <= up_to_seq)
-        .order_by(AuditEvent.seq)
-        .limit(limit)
+        .where(AuditEvent.seq > after_seq)
     )
-    rows = (await session.execute(query)).all()
+    if up_to_seq is not None:
+        query = query.where(AuditEvent.seq <= up_to_seq)
+    rows = (await session.execute(query.order_by(AuditEvent.seq).limit(limit))).all()
     return cast("Sequence[ChainRow]", rows)  # a Row has every column as an attribute
 
 

@@ -297,7 +297,7 @@ async def verify_chain(
 
         async def batch(after_seq: int) -> Sequence[ChainRow]:
             async with db.session(write=False) as session:
-                return await repository.chain_links(
+                return await repository.chain_rows(
                     session, tenant_id, after_seq=after_seq, up_to_seq=head.seq, limit=BATCH
                 )
 
@@ -324,7 +324,7 @@ async def verify_chain(
 
 async def export_events(
     db: Database, tenant_id: TenantId | None, filters: AuditFilters
-) -> AsyncIterator[Sequence[AuditEvent]]:
+) -> AsyncIterator[Sequence[ChainRow]]:
     """A chain's events in ``seq`` order, batch by batch, each batch in its own short read
     transaction (a slow client never holds one open)."""
     after = 0
