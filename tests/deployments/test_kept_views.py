@@ -4,8 +4,10 @@ everything kept fits the budget."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
+from types import SimpleNamespace
 
 import httpx2
 from fastapi import FastAPI
@@ -15,6 +17,7 @@ from hub.core import rls
 from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.settings import Settings
+from hub.gateway.adapters import view as view_module
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.model import DeploymentView
 from tests.deployments.conftest import World, deploy_to_agent
@@ -119,6 +122,17 @@ async def test_the_default_budget_keeps_an_ordinary_deployment(
     assert reads == 2
     _, reads = await _load(loader, database, world, made["id"])
     assert reads == 0
+
+
+def test_a_views_drift_marks_count_in_its_weight() -> None:
+    """A drift mark carries a tool's definition before and after: a view holds it as its diff,
+    and the signature it is kept under holds the mark's JSON."""
+    catalog = view_module._Catalog(1, (), {}, weight=1_000)
+    mark = {"search": {"kind": "changed", "before": {"d": "x" * 500}, "after": {"d": "y" * 500}}}
+    plain = [SimpleNamespace(drift=None)]
+    drifted = [SimpleNamespace(drift=mark)]
+    assert view_module._view_weight(plain, [catalog]) == 1_000
+    assert view_module._view_weight(drifted, [catalog]) == 1_000 + 2 * len(json.dumps(mark))
 
 
 async def test_the_setting_is_the_replicas_budget(settings: Settings, database: Database) -> None:

@@ -102,8 +102,15 @@ class ViewLoader:
             return kept
         catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
         view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
-        keep(self._views, signature, view, sum(c.weight for c in catalogs))
+        keep(self._views, signature, view, _view_weight(found, catalogs))
         return view
+
+
+def _view_weight(found: Sequence[Any], catalogs: list[_Catalog]) -> int:
+    """The catalogs a view holds, and its drift marks twice: the view's diffs, and the marks'
+    JSON in the signature it is kept under (a mark carries a tool's definition before and after)."""
+    marks = sum(len(json.dumps(r.drift)) for r in found if r.drift)
+    return sum(c.weight for c in catalogs) + 2 * marks
 
 
 def _approval_drift(mark: dict[str, Any]) -> dict[str, Any]:
