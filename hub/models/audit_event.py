@@ -24,30 +24,28 @@ COMMON_OUTCOME = "success"
 COMMON_ACTION = "tool.call"
 
 
+def _rows_without(column: str, common: str) -> Index:
+    """The tenant's rows whose ``column`` is not ``common``, by time (a partial index)."""
+    predicate = text(f"{column} <> '{common}'")
+    return Index(
+        f"ix_audit_events_tenant_{column}_at",
+        "tenant_id",
+        column,
+        "at",
+        "id",
+        postgresql_where=predicate,
+        sqlite_where=predicate,
+    )
+
+
 class AuditEvent(IdMixin, Base):
     __tablename__ = "audit_events"
     __table_args__ = (
         Index("ix_audit_events_tenant_at", "tenant_id", "at", "id"),
         # the rows a filter by a rare outcome or action looks for, and no others: most of a
         # chain is tool calls that succeeded (migration 0905)
-        Index(
-            "ix_audit_events_tenant_outcome_at",
-            "tenant_id",
-            "outcome",
-            "at",
-            "id",
-            postgresql_where=text(f"outcome <> '{COMMON_OUTCOME}'"),
-            sqlite_where=text(f"outcome <> '{COMMON_OUTCOME}'"),
-        ),
-        Index(
-            "ix_audit_events_tenant_action_at",
-            "tenant_id",
-            "action",
-            "at",
-            "id",
-            postgresql_where=text(f"action <> '{COMMON_ACTION}'"),
-            sqlite_where=text(f"action <> '{COMMON_ACTION}'"),
-        ),
+        _rows_without("outcome", COMMON_OUTCOME),
+        _rows_without("action", COMMON_ACTION),
         # one row per position in a tenant's chain (the platform chain's NULLs are not compared:
         # its head row lock is what keeps it linear)
         UniqueConstraint("tenant_id", "seq"),
