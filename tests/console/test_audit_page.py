@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import html
 
+from sqlalchemy import text
+
 from hub.core.db import Database
 from tests.console.conftest import ConsoleWorld
 from tests.console.support import ConsoleUser
+from tests.support.databases import as_owner
 from tests.support.factories import make_principal
 
 
@@ -55,3 +58,22 @@ async def test_the_verify_page_gives_the_anchor_a_later_check_starts_from(
     head_seq = max(int(s) for s in seqs)
     assert f"event <code>{head_seq}</code>" in anchor
     assert f"hub audit verify --after {head_seq}:" in anchor
+
+
+async def test_a_broken_chain_offers_no_anchor(
+    user: ConsoleUser, world: ConsoleWorld, database: Database
+) -> None:
+    tenant = world.tenant_id.hex if database.is_sqlite else world.tenant_id
+    async with as_owner(database.engine) as owner, owner.begin() as conn:
+        if not database.is_sqlite:
+            await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
+        await conn.execute(
+            text("UPDATE audit_events SET resource = 'x' WHERE tenant_id = :t AND seq = 1"),
+            {"t": tenant},
+        )
+        if not database.is_sqlite:
+            await conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
+    page = await user.get(world.page("audit", "verify"))
+    assert page.status_code == 200, page.text
+    assert "The chain is broken" in page.text
+    assert 'id="anchor"' not in page.text
