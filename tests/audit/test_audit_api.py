@@ -7,22 +7,26 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx2
 import pytest
-from sqlalchemy import text
 
 from hub.audit.chain import GENESIS, NewEvent, link_hash
 from hub.audit.schemas import AuditEventRead
 from hub.core import clock
 from hub.core.db import Database
 from tests.conftest import TEST_KEY, TEST_PEPPER
-from tests.support.databases import as_owner
 from tests.support.factories import Actor, make_platform_admin, make_principal
 from tests.support.hubcommand import hub_argv
-from tests.support.stories import TenantAdmin, append_late_tool_call, make_tenant_admin
+from tests.support.stories import (
+    TenantAdmin,
+    append_late_tool_call,
+    change_audit_row,
+    make_tenant_admin,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,7 +160,7 @@ async def test_verify_names_the_first_bad_row(
     ok = (await _get(client, team.url("audit/verify"), team.admin)).json()["data"]
     assert (ok["ok"], ok["checked"], ok["first_bad_id"]) == (True, 3, None)
     events = (await _get(client, team.url("audit"), team.admin)).json()["data"]
-    await _change_resource(database, events[1]["id"])
+    await change_audit_row(database, row_id=uuid.UUID(events[1]["id"]))
     bad = (await _get(client, team.url("audit/verify"), team.admin)).json()["data"]
     assert bad == {
         "ok": False,
@@ -166,20 +170,6 @@ async def test_verify_names_the_first_bad_row(
         "head_hash": ok["head_hash"],
         "head_seq": 3,
     }
-
-
-async def _change_resource(database: Database, event_id: str) -> None:
-    """Change one audit row as the database owner would (past the append-only trigger)."""
-    row_id = event_id if not database.is_sqlite else event_id.replace("-", "")
-    async with as_owner(database.engine) as owner, owner.begin() as conn:
-        if not database.is_sqlite:
-            await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
-        await conn.execute(
-            text("UPDATE audit_events SET resource = 'principal:someone-else' WHERE id = :id"),
-            {"id": row_id},
-        )
-        if not database.is_sqlite:
-            await conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
 
 
 async def test_export_streams_ndjson_a_siem_can_verify(
@@ -245,7 +235,7 @@ async def test_hub_audit_verify_for_operators(
     mine = next(c for c in chains if c["tenant_id"] == str(team.tenant_id))
     assert (mine["ok"], mine["checked"]) == (True, 3)
     events = (await _get(client, team.url("audit"), team.admin)).json()["data"]
-    await _change_resource(database, events[2]["id"])
+    await change_audit_row(database, row_id=uuid.UUID(events[2]["id"]))
     bad = _cli(db_url, "--tenant", str(team.tenant_id))
     assert bad.returncode == 1
     assert f"BROKEN at row {events[2]['id']} (hash_mismatch)" in bad.stdout

@@ -20,7 +20,7 @@ from hub.core.db import Database
 from hub.core.tenancy import TenantId
 from tests.support.databases import as_owner
 from tests.support.factories import make_tenant, scope_of
-from tests.support.stories import TenantAdmin, make_tenant_admin
+from tests.support.stories import TenantAdmin, change_audit_row, make_tenant_admin
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ async def test_a_chain_longer_than_a_batch_is_walked_batch_after_batch(
     assert (whole.ok, whole.checked, whole.head_seq) == (True, 30, 30)
     row_11 = await _hash_of(database, tenant, 11)
     assert (await verify_chain(database, tenant, Anchor(11, row_11))).checked == 19
-    changed = await _change_row(database, tenant, 17)
+    changed = await change_audit_row(database, tenant_id=tenant.value, seq=17)
     broken = await verify_chain(database, tenant)
     assert (broken.ok, broken.checked, broken.first_bad_id, broken.reason) == (
         False,
@@ -171,21 +171,3 @@ async def _hash_of(database: Database, tenant: TenantId, seq: int) -> str:
             _where(database, tenant, seq),
         )
         return str(found.scalar_one())
-
-
-async def _change_row(database: Database, tenant: TenantId, seq: int) -> uuid.UUID:
-    """Change row ``seq``'s resource as the database owner could (past the append-only trigger)."""
-    async with as_owner(database.engine) as owner, owner.begin() as conn:
-        if not database.is_sqlite:
-            await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
-        found = await conn.execute(
-            text(
-                "UPDATE audit_events SET resource = 'x' WHERE tenant_id = :t AND seq = :s "
-                "RETURNING id"
-            ),
-            _where(database, tenant, seq),
-        )
-        row_id = found.scalar_one()
-        if not database.is_sqlite:
-            await conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
-    return row_id if isinstance(row_id, uuid.UUID) else uuid.UUID(str(row_id))

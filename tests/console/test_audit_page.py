@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import html
 
-from sqlalchemy import text
-
 from hub.core.db import Database
 from tests.console.conftest import ConsoleWorld
 from tests.console.support import ConsoleUser
-from tests.support.databases import as_owner
 from tests.support.factories import make_principal
+from tests.support.stories import change_audit_row
 
 
 async def test_actors_are_named_and_filtered_by_name_or_id(
@@ -63,16 +61,7 @@ async def test_the_verify_page_gives_the_anchor_a_later_check_starts_from(
 async def test_a_broken_chain_offers_no_anchor(
     user: ConsoleUser, world: ConsoleWorld, database: Database
 ) -> None:
-    tenant = world.tenant_id.hex if database.is_sqlite else world.tenant_id
-    async with as_owner(database.engine) as owner, owner.begin() as conn:
-        if not database.is_sqlite:
-            await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
-        await conn.execute(
-            text("UPDATE audit_events SET resource = 'x' WHERE tenant_id = :t AND seq = 1"),
-            {"t": tenant},
-        )
-        if not database.is_sqlite:
-            await conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
+    await change_audit_row(database, tenant_id=world.tenant_id, seq=1)
     page = await user.get(world.page("audit", "verify"))
     assert page.status_code == 200, page.text
     assert "The chain is broken" in page.text

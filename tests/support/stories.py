@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from hub.audit.actions import Action
 from hub.audit.service import Entry, record_entries
 from hub.core.db import Database
 from hub.models import AuditEvent
-from tests.support.databases import owner_session
+from tests.support.databases import as_owner, owner_session
 from tests.support.factories import Actor, make_principal, make_tenant, scope_of
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "audit_count",
     "audit_events",
     "audit_events_written",
+    "change_audit_row",
     "make_tenant_admin",
 ]
 
@@ -86,6 +87,38 @@ async def append_late_tool_call(
         at=at,
     )
     await record_entries(db, late.tenant_id, [late])
+
+
+_CHANGE_BY_ID = text("UPDATE audit_events SET resource = 'changed' WHERE id = :id RETURNING id")
+_CHANGE_BY_SEQ = text(
+    "UPDATE audit_events SET resource = 'changed' WHERE tenant_id = :t AND seq = :s RETURNING id"
+)
+
+
+async def change_audit_row(
+    db: Database,
+    *,
+    row_id: uuid.UUID | None = None,
+    tenant_id: uuid.UUID | None = None,
+    seq: int = 0,
+) -> uuid.UUID:
+    """Change one audit row's ``resource`` as the database owner could, past the append-only
+    trigger: the row ``row_id``, or row ``seq`` of ``tenant_id``'s chain. Its id."""
+
+    def stored(value: uuid.UUID) -> object:  # SQLite keeps ids as 32 hex digits
+        return value.hex if db.is_sqlite else value
+
+    if row_id is not None:
+        statement, params = _CHANGE_BY_ID, {"id": stored(row_id)}
+    else:
+        statement, params = _CHANGE_BY_SEQ, {"t": stored(tenant_id or uuid.UUID(int=0)), "s": seq}
+    async with as_owner(db.engine) as owner, owner.begin() as conn:
+        if not db.is_sqlite:
+            await conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
+        found = (await conn.execute(statement, params)).scalar_one()
+        if not db.is_sqlite:
+            await conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
+    return found if isinstance(found, uuid.UUID) else uuid.UUID(str(found))
 
 
 async def audit_count(db: Database) -> int:
