@@ -101,7 +101,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
     metrics = Metrics()
     cache = PolicyCache()
-    views = ViewLoader(settings.gateway_cache_bytes)
+    views = ViewLoader(settings.gateway_cache_bytes, on_miss=metrics.count_gateway_cache())
     idle_s = settings.upstream_session_idle_s
     counted = metrics.count_upstream_sessions() if idle_s > 0 else None
     keeper = SessionKeeper(idle_s=idle_s, on_change=counted) if idle_s > 0 else None

@@ -176,6 +176,34 @@ class Metrics:
 
         return changed
 
+    def count_gateway_cache(self) -> Callable[[str, int], None]:
+        """Register the gateway's kept catalogs and views (``hub.gateway.adapters.view``): the
+        loader calls the answer on each miss with the tier and the bytes that tier keeps now."""
+        kept = Gauge(
+            "hub_gateway_cache_bytes",
+            "Tool definitions (JSON bytes) kept for the gateway, by tier; the tiers share "
+            "HUB_GATEWAY_CACHE_BYTES half and half.",
+            ["tier"],
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        misses = Counter(
+            "hub_gateway_cache_misses",
+            "Catalogs read and views built because they were not kept, by tier: a rate that "
+            "stays up says HUB_GATEWAY_CACHE_BYTES is too small for the deployments in use.",
+            ["tier"],
+            registry=self.registry,
+        )
+        for tier in ("catalogs", "views"):
+            kept.labels(tier=tier).set(0)
+            misses.labels(tier=tier)
+
+        def missed(tier: str, kept_bytes: int) -> None:
+            misses.labels(tier=tier).inc()
+            kept.labels(tier=tier).set(kept_bytes)
+
+        return missed
+
     def render(self) -> bytes:
         """The exposition text: this process's metrics, or, when the values are shared by the
         processes of ``hub serve --workers N`` (:mod:`hub.cli.workers`), every process's."""

@@ -23,6 +23,7 @@ from hub.gateway.engine.model import DeploymentView
 from tests.deployments.conftest import World, deploy_to_agent
 from tests.support.factories import make_catalog, make_server, scope_of, tool
 from tests.support.queries import count_queries
+from tests.support.scrape import scraped
 
 #: each of these servers' catalogs weighs a little over 5 KB: five tools of 1,000-character text
 TOOLS_EACH = 5
@@ -133,6 +134,26 @@ def test_a_views_drift_marks_count_in_its_weight() -> None:
     drifted = [SimpleNamespace(drift=mark)]
     assert view_module._view_weight(plain, [catalog]) == 1_000
     assert view_module._view_weight(drifted, [catalog]) == 1_000 + 2 * len(json.dumps(mark))
+
+
+async def test_metrics_show_what_is_kept_and_each_miss(
+    app: FastAPI, client: httpx2.AsyncClient, database: Database, world: World
+) -> None:
+    [deployment_id] = await _one_deployment_per_server(client, database, world, 1)
+    loader = components_of(app).get(ViewLoader)
+    before = {t: await _metric(client, "misses_total", t) for t in ("catalogs", "views")}
+    await _load(loader, database, world, deployment_id)
+    await _load(loader, database, world, deployment_id)  # kept: no miss
+    for tier in ("catalogs", "views"):
+        assert await _metric(client, "misses_total", tier) == before[tier] + 1
+    kept = {t: await _metric(client, "bytes", t) for t in ("catalogs", "views")}
+    assert kept["catalogs"] + kept["views"] == loader.kept_bytes > 0
+
+
+async def _metric(client: httpx2.AsyncClient, name: str, tier: str) -> float:
+    value = await scraped(client, f"hub_gateway_cache_{name}", tier=tier)
+    assert value is not None, name
+    return value
 
 
 async def test_the_setting_is_the_replicas_budget(settings: Settings, database: Database) -> None:

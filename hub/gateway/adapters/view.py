@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,8 +53,11 @@ class _Catalog:
 class ViewLoader:
     """Loads views; one per replica (its caches are per process, never shared state)."""
 
-    def __init__(self, budget: int = 32 * 1024 * 1024) -> None:
+    def __init__(
+        self, budget: int = 32 * 1024 * 1024, on_miss: Callable[[str, int], None] | None = None
+    ) -> None:
         self.budget = budget
+        self._on_miss = on_miss  # (tier, bytes that tier keeps now), for the metrics
         #: catalog id -> (_Catalog, weight); view signature -> (DeploymentView, weight)
         self._catalogs: Weighed[uuid.UUID, _Catalog] = weighed(budget // 2)
         self._views: Weighed[Any, DeploymentView] = weighed(budget // 2)
@@ -75,6 +78,8 @@ class ViewLoader:
         size = len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
         catalog = _Catalog(row.version, tools, dict(row.tool_hashes), size + _PER_TOOL * len(tools))
         keep(self._catalogs, catalog_id, catalog, catalog.weight)
+        if self._on_miss is not None:
+            self._on_miss("catalogs", int(self._catalogs.currsize))
         return catalog
 
     async def load(
@@ -103,6 +108,8 @@ class ViewLoader:
         catalogs = [await self._catalog(session, tenant_id, e.catalog_id) for e, _s in rows]
         view = _build(tenant_id, deployment_id, agent_id, rows, catalogs)
         keep(self._views, signature, view, _view_weight(found, catalogs))
+        if self._on_miss is not None:
+            self._on_miss("views", int(self._views.currsize))
         return view
 
 
