@@ -29,9 +29,9 @@ logged with its traceback cannot carry a value a client sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Row, make_url
@@ -73,6 +73,7 @@ _PRELIMINARY = "hub_preliminary_options"
 #: (:mod:`hub.core.plainreads`) while it holds no connection.
 _PLAIN_READS = "hub_plain_reads"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
+T = TypeVar("T")
 #: every SQLite connection's configuration, set once when it is opened
 _SQLITE_PRAGMAS = (
     "PRAGMA foreign_keys=ON",
@@ -307,12 +308,7 @@ async def write_alone(
     no connection sends it past the session (:func:`hub.core.plainreads.execute`: about a
     quarter of the CPU); any other runs it as Core on its own connection (one greenlet hop, none
     of the ORM's statement handling), in its transaction if it has one."""
-    alone = _past_the_session(session, statement)
-    if alone is not None:
-        count = await plainreads.execute(*alone, params)
-        if count is not None:
-            return count
-    return await session.run_sync(_rowcount, statement, params)
+    return await _alone(session, statement, params, plainreads.execute, _rowcount)
 
 
 async def write_alone_returning(
@@ -322,12 +318,24 @@ async def write_alone_returning(
     and by name). Past the session where :func:`write_alone` would go past it
     (:func:`hub.core.plainreads.execute_returning`); as Core on the session's connection
     everywhere else."""
+    return await _alone(session, statement, params, plainreads.execute_returning, _read_rows)
+
+
+async def _alone(
+    session: AsyncSession,
+    statement: Executable,
+    params: Mapping[str, Any],
+    past: Callable[[AsyncEngine, plainreads.Plan, Mapping[str, Any]], Awaitable[T | None]],
+    on_session: Callable[[Session, Executable, Mapping[str, Any]], T],
+) -> T:
+    """``past`` the session where :func:`_past_the_session` allows it and it runs the statement,
+    else ``on_session`` on the session's connection."""
     alone = _past_the_session(session, statement)
     if alone is not None:
-        rows = await plainreads.execute_returning(*alone, params)
-        if rows is not None:
-            return rows
-    return await session.run_sync(_read_rows, statement, params)
+        done = await past(*alone, params)
+        if done is not None:
+            return done
+    return await session.run_sync(on_session, statement, params)
 
 
 def _past_the_session(
