@@ -18,13 +18,13 @@ may echo the caller's secret back.
 from __future__ import annotations
 
 import contextlib
-import json as jsonlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx2
 
+from hub.core import portable_json
 from hub.egress.errors import (
     ConnectFailed,
     EgressError,
@@ -41,7 +41,6 @@ __all__ = [
     "EgressResponse",
     "ServerSentEvent",
     "StreamedResponse",
-    "json_depth_exceeds",
     "parse_json",
     "translate_httpx_error",
 ]
@@ -64,42 +63,19 @@ def translate_httpx_error(exc: httpx2.HTTPError) -> EgressError:
 MAX_JSON_DEPTH = 128
 
 
-def _refuse_constant(name: str) -> Any:
-    # NaN, Infinity and -Infinity are not JSON: PostgreSQL refuses them in JSONB, SQLite stores
-    # null under a hash computed over NaN, and canonical JSON cannot write them back
-    raise ValueError("non-JSON number constant")
-
-
-def json_depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects and arrays more than ``limit`` levels (iterative)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
-
-
 def parse_json(raw: bytes | str) -> Any:
-    """``json.loads`` whose failure is :class:`InvalidJson`, quoting nothing of the input.
+    """The JSON of an upstream body, or :class:`InvalidJson`, quoting nothing of the input.
 
-    Refuses the non-JSON constants ``NaN``/``Infinity`` that ``json.loads`` accepts, and
-    documents nested deeper than :data:`MAX_JSON_DEPTH`."""
+    Strict (:mod:`hub.core.portable_json`): ``NaN``/``Infinity`` and numbers beyond a double are
+    refused (PostgreSQL refuses them in JSONB, SQLite stores null under a hash computed over NaN,
+    and canonical JSON cannot write them back), so are documents nested deeper than
+    :data:`MAX_JSON_DEPTH`; a lone surrogate escape becomes U+FFFD (a JavaScript server that cuts a
+    string inside a pair sends one, and the answer could not be written out as UTF-8 with it)."""
     try:
-        value = jsonlib.loads(raw, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):
+        return portable_json.loads(raw, max_depth=MAX_JSON_DEPTH, surrogates="replace")
+    except portable_json.NotPortableJson:
         pass
-    else:
-        if not json_depth_exceeds(value, MAX_JSON_DEPTH):
-            return value
-    raise InvalidJson()  # outside the handler: the decode error holds the document
+    raise InvalidJson()  # outside the handler: nothing of the document rides on the traceback
 
 
 def media_type(headers: Mapping[str, str]) -> str:

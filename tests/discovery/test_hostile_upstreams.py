@@ -3,7 +3,9 @@
 Found by a hostile review, each once a 500: a non-ASCII ``Mcp-Session-Id`` copied into a later
 request header (``UnicodeEncodeError``); a tool schema nested ≥ 252 levels (pydantic's
 serialisation depth); ``NaN``/``Infinity`` literals (``json.loads`` takes them; PostgreSQL's JSONB
-does not, SQLite stored ``null`` under a hash computed over ``NaN``). The limits are documented in
+does not, SQLite stored ``null`` under a hash computed over ``NaN``), and numbers past a double's
+range (``1e400`` read as ``inf``, written back as ``Infinity``); U+0000 in a tool or the server's
+facts (PostgreSQL stores it neither in ``text`` nor in ``jsonb``). The limits are documented in
 ``docs/decisions.md``: 128 levels for any upstream JSON document, and per tool schema 64 levels,
 1,000 objects and 64 KiB (``schema_too_complex``, DESIGN §10.2).
 """
@@ -154,7 +156,7 @@ async def test_tool_whose_schema_is_too_complex_is_dropped(
 
 
 @pytest.mark.parametrize("era", ERAS)
-@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400", "-1e999"])
 async def test_non_json_number_constants_are_a_protocol_error(
     client: httpx2.AsyncClient,
     database: Database,
@@ -177,3 +179,70 @@ async def test_non_json_number_constants_are_a_protocol_error(
     _failed(discovered, "protocol_error")
     _failed(snapshot, "protocol_error")
     assert await _stored(database) == (0, 0)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_holding_nul_is_dropped_and_the_rest_is_stored(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter, era: str
+) -> None:
+    """U+0000 anywhere in a tool (a value or a key) drops that tool on both backends alike: the
+    catalog must read the same everywhere, and PostgreSQL cannot store the character."""
+    tools = [
+        {"name": "fine", "inputSchema": {"type": "object"}},
+        {"name": "in_value", "description": "a\x00b", "inputSchema": {"type": "object"}},
+        {
+            "name": "in_key",
+            "inputSchema": {"type": "object", "properties": {"p\x00": {"type": "string"}}},
+        },
+        {"name": "in\x00name", "inputSchema": {"type": "object"}},
+    ]
+    peer = await handmade_peer(era=era, tools=tools)
+    setup = await make_tenant_admin(database)
+    discovered, snapshot = await _discover_and_snapshot(client, setup, peer)
+    assert discovered.status_code == 200, discovered.text
+    data = discovered.json()["data"]
+    assert [t["name"] for t in data["tools"]] == ["fine"]
+    assert data["dropped_tools"] == [
+        {"name": "in_value", "reason": "nul_character"},
+        {"name": "in_key", "reason": "nul_character"},
+        {"name": None, "reason": "nul_character"},
+    ]
+    assert snapshot.status_code == 201, snapshot.text
+    assert [t["name"] for t in snapshot.json()["data"]["tools"]] == ["fine"]
+    assert await _stored(database) == (1, 1)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_nul_in_the_servers_facts_is_stored_as_a_replacement_character(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter, era: str
+) -> None:
+    peer = await handmade_peer(
+        era=era,
+        tools=[{"name": "fine", "inputSchema": {"type": "object"}}],
+        instructions="use\x00me",
+    )
+    setup = await make_tenant_admin(database)
+    discovered, snapshot = await _discover_and_snapshot(client, setup, peer)
+    assert discovered.status_code == 200, discovered.text
+    assert discovered.json()["data"]["instructions"] == "use\ufffdme"
+    assert snapshot.status_code == 201, snapshot.text
+    assert snapshot.json()["data"]["instructions"] == "use\ufffdme"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter, era: str
+) -> None:
+    """A JavaScript server that cuts a string between the halves of a pair sends ``\\ud83d``
+    alone; as it came, the catalog could be written neither to either database nor as UTF-8."""
+    tools = [
+        {"name": "cut", "description": "smile \ud83d", "inputSchema": {"type": "object"}},
+        {"name": "whole", "description": "smile \U0001f600", "inputSchema": {"type": "object"}},
+    ]
+    peer = await handmade_peer(era=era, tools=tools)
+    setup = await make_tenant_admin(database)
+    discovered, snapshot = await _discover_and_snapshot(client, setup, peer)
+    assert discovered.status_code == 200, discovered.text
+    assert snapshot.status_code == 201, snapshot.text
+    described = {t["name"]: t["description"] for t in snapshot.json()["data"]["tools"]}
+    assert described == {"cut": "smile \ufffd", "whole": "smile \U0001f600"}

@@ -41,6 +41,7 @@ from typing import TypeVar, get_args
 
 import mcp_types
 
+from hub.core.portable_json import nul_replaced
 from hub.egress import Fetcher
 from hub.mcp.client.channel import Channel
 from hub.mcp.client.keeper import KeptSession, SessionKeeper
@@ -231,9 +232,10 @@ class McpClient:
             return DiscoveryResult(
                 era=era,
                 protocol_version=facts.protocol_version,
-                server_info=facts.server_info,
-                capabilities=facts.capabilities,
-                instructions=facts.instructions,
+                # stored with the catalog: U+0000 cannot be (PostgreSQL), so it reads U+FFFD
+                server_info=nul_replaced(facts.server_info),
+                capabilities=nul_replaced(facts.capabilities),
+                instructions=nul_replaced(facts.instructions),
                 tools=catalog.tools,
                 dropped_tools=catalog.dropped,
                 requests=channel.requests,

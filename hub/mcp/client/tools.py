@@ -15,7 +15,9 @@
   has an ``inputSchema`` or ``outputSchema`` too costly to validate against — over
   :data:`MAX_SCHEMA_BYTES` of canonical JSON, over :data:`MAX_SUBSCHEMAS` objects, or nested over
   :data:`MAX_SCHEMA_DEPTH` levels (``schema_too_complex``, DESIGN §10.2) — or otherwise fails the
-  ``mcp-types`` ``Tool`` model (``invalid_tool``).
+  ``mcp-types`` ``Tool`` model (``invalid_tool``), or holds U+0000 in any string or key
+  (``nul_character``: PostgreSQL can store it neither in ``text`` nor in ``jsonb``, and a catalog
+  must read the same on both backends; such an entry is reported with no name).
 - **Fatal**: two entries with the same name (dropped ones included) fail the whole discovery
   with ``duplicate_tool``, since the hub could not tell which one a grant or a call means.
 """
@@ -31,7 +33,7 @@ import mcp_types
 from pydantic import ValidationError
 
 from hub.core.canonical import canonical_json
-from hub.egress.responses import json_depth_exceeds
+from hub.core.portable_json import depth_exceeds, holds_nul
 from hub.mcp.errors import McpError
 from hub.mcp.headers import has_invalid_x_mcp_header
 
@@ -45,6 +47,7 @@ DropReason = Literal[
     "invalid_input_schema",
     "invalid_x_mcp_header",
     "schema_too_complex",
+    "nul_character",
 ]
 
 #: Bounds on a tool's schemas (DESIGN §10.2): every call validates its arguments against the
@@ -82,7 +85,7 @@ def schema_too_complex(schema: Any) -> bool:
     """Whether a tool schema passes the size, object-count or depth bound."""
     if schema is None:
         return False
-    if json_depth_exceeds(schema, MAX_SCHEMA_DEPTH):
+    if depth_exceeds(schema, MAX_SCHEMA_DEPTH):
         return True
     if _count_objects(schema, MAX_SUBSCHEMAS) > MAX_SUBSCHEMAS:
         return True
@@ -105,6 +108,8 @@ def drop_reason(tool: Any) -> DropReason | None:
         return "invalid_x_mcp_header"
     if not _validates(tool):
         return "invalid_tool"
+    if holds_nul(tool):
+        return "nul_character"
     return None
 
 
@@ -120,7 +125,7 @@ class ToolCatalog:
         """Ingest one page; ``duplicate_tool`` when a name was seen before."""
         for entry in entries:
             name = entry.get("name") if isinstance(entry, dict) else None
-            name = name if isinstance(name, str) else None
+            name = name if isinstance(name, str) and "\x00" not in name else None
             if name:
                 if name in self._names:
                     raise McpError("duplicate_tool")

@@ -9,12 +9,13 @@ that is not JSON is 400 ``-32700``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
+from hub.core import portable_json
+from hub.egress.responses import MAX_JSON_DEPTH
 from hub.mcp.server.answers import HttpAnswer, RpcError, ToolsHandler, error_message
 from hub.mcp.server.legacy import handle_legacy
 from hub.mcp.server.messages import PARSE_ERROR
@@ -25,11 +26,18 @@ __all__ = ["dispatch", "parse_body", "request_id_of"]
 
 
 def parse_body(body: bytes) -> Any:
-    """The JSON of a request body, or :class:`RpcError` ``-32700``."""
+    """The JSON of a request body, or :class:`RpcError` ``-32700`` saying why (quoting nothing).
+
+    Strict (:mod:`hub.core.portable_json`): what the hub could not pass on upstream as JSON, or
+    write back in its own answer, is refused here rather than blamed on the server later or
+    failing on the way out: ``NaN``/``Infinity`` and numbers beyond a double, lone surrogate
+    escapes, and nesting deeper than an upstream answer may (:data:`MAX_JSON_DEPTH`: an argument
+    echoed back must still be an answer the hub reads)."""
     try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        raise RpcError(PARSE_ERROR, "Parse error", status=400) from None
+        return portable_json.loads(body, max_depth=MAX_JSON_DEPTH)
+    except portable_json.NotPortableJson as refused:
+        message = "Parse error" if refused.reason == "not_json" else f"Parse error: {refused}"
+    raise RpcError(PARSE_ERROR, message, status=400)
 
 
 def request_id_of(raw: Any) -> Any:
