@@ -26,6 +26,7 @@ __all__ = [
     "count_pending_every_tenant",
     "decide",
     "get_approval",
+    "get_approvals",
     "list_approvals",
     "matching",
     "recent_decided",
@@ -50,6 +51,14 @@ async def get_approval(
 ) -> Approval | None:
     query = scoped(Approval, tenant_id).where(Approval.id == approval_id)
     return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_approvals(
+    session: AsyncSession, tenant_id: TenantId, approval_ids: Sequence[uuid.UUID]
+) -> Sequence[Approval]:
+    """The tenant's approvals among ``approval_ids`` (those that exist), in no order."""
+    query = scoped(Approval, tenant_id).where(Approval.id.in_(approval_ids))
+    return (await session.execute(query)).scalars().all()
 
 
 # The gateway's statements for an ``ask`` call, built once (building one costs more than

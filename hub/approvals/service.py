@@ -9,8 +9,9 @@ For an ``ask`` call the gateway asks, in order:
     request to pester approvers); else :func:`pending_for` reuses the matching live pending
     approval or creates one (one per binding: on PostgreSQL a transaction-scoped advisory lock on
     the binding serialises concurrent creators; SQLite's ``BEGIN IMMEDIATE`` already does), and
-    :func:`wait_for_decision` polls the row — so a decision made on any replica is seen — for up
-    to ``HUB_APPROVAL_WAIT_S``.
+    the call waits for a decision for up to ``HUB_APPROVAL_WAIT_S`` in the replica's
+    :class:`~hub.approvals.watch.DecisionWatch`, which reads the rows waited on (so a decision
+    made on any replica is seen) in one query per tenant per tick.
 
 Decisions (:func:`decide_approval`): only a live pending approval can be decided (409 otherwise);
 only ``user`` principals decide (403 for agents and services whatever their grants), the agent
@@ -20,12 +21,11 @@ with ``allow`` — no approving what one could not grant. Every decision is audi
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,6 +36,7 @@ from hub.approvals import repository
 from hub.approvals.repository import Binding
 from hub.approvals.schemas import ApprovalDecision, ApprovalRead, ApprovalStatus
 from hub.approvals.states import is_live_pending, status_of
+from hub.approvals.watch import DecisionWatch
 from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
@@ -60,11 +61,9 @@ __all__ = [
     "read_of",
     "recent_approvals",
     "use_approved",
-    "wait_for_decision",
 ]
 
 AAD_PREFIX = b"hub/approval/v1"
-POLL_S = (0.05, 0.1, 0.2, 0.25)  # then every 0.25 s
 
 
 @dataclass(frozen=True)
@@ -75,6 +74,7 @@ class ApprovalContext:
     ttl_s: float  # HUB_APPROVAL_TTL_S: how long a pending approval lives
     use_s: float  # HUB_APPROVAL_USE_S: how long an approval may be used after it was given
     wait_s: float  # HUB_APPROVAL_WAIT_S: how long an ask call waits for a decision
+    watch: DecisionWatch = field(default_factory=DecisionWatch)  # where ask calls wait
 
 
 @dataclass(frozen=True)
@@ -226,26 +226,6 @@ async def _create(
     session.add(row)
     await session.flush()
     return row
-
-
-async def wait_for_decision(
-    db: Database, tenant_id: TenantId, approval_id: uuid.UUID, wait_s: float
-) -> Approval | None:
-    """Poll the row until it is no longer a live pending approval, or ``wait_s`` passed; the
-    last row read (None if it disappeared with its deployment)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + wait_s
-    polls = 0
-    while True:
-        async with db.session(write=False) as session:
-            row = await repository.get_approval(session, tenant_id, approval_id)
-        if row is None or not is_live_pending(row, clock.now()):
-            return row
-        left = deadline - loop.time()
-        if left <= 0:
-            return row
-        await asyncio.sleep(min(POLL_S[min(polls, len(POLL_S) - 1)], left))
-        polls += 1
 
 
 # --- the REST side -------------------------------------------------------------------------

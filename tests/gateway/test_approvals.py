@@ -3,7 +3,7 @@
 The ask ceiling and ``destructiveHint`` both ask; a pending approval, once approved, lets exactly
 the same call run exactly once; different arguments or a changed tool never match; a denial
 answers the repeated call at once; approvals expire; only people decide, never the asking agent,
-and approving needs the tool's ``call``; the wait sees a decision made through another app.
+and approving needs the tool's ``call``. The wait for a decision: ``test_approval_wait.py``.
 """
 
 from __future__ import annotations
@@ -12,88 +12,28 @@ import asyncio
 import base64
 import os
 import re
-import time
-from typing import Any
 
 import httpx2
 import pytest
-from fastapi import FastAPI
 from pydantic import SecretStr
 
 from hub.app import create_app
 from hub.core.db import Database
 from hub.core.settings import Settings
 from tests.conftest import ClockControl, make_settings
-from tests.gateway.support import Deployed, Upstream, deploy, rpc
+from tests.gateway.approvals_support import (
+    DROP,
+    ECHO,
+    call,
+    decide,
+    deployed_with,
+    pending_id,
+)
+from tests.gateway.support import rpc
 from tests.peers.fixtures import HandmadePeerStarter
-from tests.peers.handmade import HandmadePeer
 from tests.support.factories import make_principal
 from tests.support.queries import count_queries
 from tests.support.stories import audit_events
-
-SECRET = "approval-test-secret-0123456789"
-ECHO = {
-    "name": "echo",
-    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
-}
-DROP = {
-    "name": "drop",
-    "inputSchema": {"type": "object", "properties": {"table": {"type": "string"}}},
-    "annotations": {"destructiveHint": True},
-}
-
-
-async def _deployed(
-    client: httpx2.AsyncClient,
-    database: Database,
-    handmade_peer: HandmadePeerStarter,
-    *,
-    allow_without_ask: list[str] | None = None,
-    effect: str = "allow",
-) -> tuple[Deployed, HandmadePeer]:
-    peer = await handmade_peer(era="modern", tools=[ECHO, DROP])
-    upstream = Upstream(
-        "up", peer.url, secret=SECRET, effect=effect, allow_without_ask=allow_without_ask or []
-    )
-    return await deploy(client, database, [upstream]), peer
-
-
-async def _call(
-    client: httpx2.AsyncClient, deployed: Deployed, tool: str, text: str
-) -> dict[str, Any]:
-    response = await rpc(
-        client,
-        deployed,
-        "tools/call",
-        {"name": f"up__{tool}", "arguments": {"text": text} if tool == "echo" else {"table": text}},
-    )
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def _pending_id(body: dict[str, Any]) -> str:
-    result = body["result"]
-    assert result["isError"] is True
-    assert result["_meta"]["io.mcphub/error"]["class"] == "approval_pending"
-    approval = result["_meta"]["io.mcphub/approval"]
-    assert approval["status"] == "pending"
-    assert approval["id"] in result["content"][0]["text"]
-    return str(approval["id"])
-
-
-async def _decide(
-    client: httpx2.AsyncClient,
-    deployed: Deployed,
-    approval: str,
-    decision: str,
-    headers: dict[str, str] | None = None,
-) -> httpx2.Response:
-    return await client.post(
-        deployed.setup.url("approvals", approval, "decision"),
-        json={"decision": decision, "note": "checked"},
-        headers=headers or deployed.setup.admin.headers,
-    )
 
 
 @pytest.mark.parametrize(
@@ -108,13 +48,13 @@ async def test_allow_becomes_ask_by_ceiling_or_destructive_hint(
     tool: str,
     why: str,
 ) -> None:
-    deployed, peer = await _deployed(
+    deployed, peer = await deployed_with(
         client, database, handmade_peer, allow_without_ask=allow_without_ask
     )
     listed = (await rpc(client, deployed, "tools/list")).json()["result"]["tools"]
     marked = next(t for t in listed if t["name"] == f"up__{tool}")
     assert marked["_meta"]["io.mcphub/approval"] == "required"
-    _pending_id(await _call(client, deployed, tool, "x"))
+    pending_id(await call(client, deployed, tool, "x"))
     assert peer.rpc_requests("tools/call") == []
     [row] = await audit_events(database, action="tool.call")
     assert why in row.details["reasons"]
@@ -124,21 +64,21 @@ async def test_allow_becomes_ask_by_ceiling_or_destructive_hint(
 async def test_an_approved_call_runs_exactly_once(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "hello"))
-    again = _pending_id(await _call(client, deployed, "echo", "hello"))
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "hello"))
+    again = pending_id(await call(client, deployed, "echo", "hello"))
     assert again == approval  # the identical pending request is reused, not duplicated
-    assert (await _decide(client, deployed, approval, "approve")).status_code == 200
+    assert (await decide(client, deployed, approval, "approve")).status_code == 200
     with count_queries(database) as queries:
-        ran = await _call(client, deployed, "echo", "hello")
+        ran = await call(client, deployed, "echo", "hello")
     assert ran["result"].get("isError") is not True
     assert len(peer.rpc_requests("tools/call")) == 1
     # found and consumed by one conditional UPDATE … RETURNING: one round trip on PostgreSQL;
     # SQLite reads first, as its UPDATE takes the database's write lock
     touched = [q.split()[0] for q in queries if re.search(r"\bapprovals\b", q)]
     assert touched == (["SELECT", "UPDATE"] if database.is_sqlite else ["UPDATE"]), queries
-    next_call = await _call(client, deployed, "echo", "hello")  # used: a new request
-    assert _pending_id(next_call) != approval
+    next_call = await call(client, deployed, "echo", "hello")  # used: a new request
+    assert pending_id(next_call) != approval
     assert len(peer.rpc_requests("tools/call")) == 1
     got = await client.get(
         deployed.setup.url("approvals", approval), headers=deployed.setup.admin.headers
@@ -149,35 +89,35 @@ async def test_an_approved_call_runs_exactly_once(
 async def test_concurrent_identical_calls_run_once(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "race"))
-    await _decide(client, deployed, approval, "approve")
-    bodies = await asyncio.gather(*(_call(client, deployed, "echo", "race") for _ in range(6)))
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "race"))
+    await decide(client, deployed, approval, "approve")
+    bodies = await asyncio.gather(*(call(client, deployed, "echo", "race") for _ in range(6)))
     ran = [b for b in bodies if b["result"].get("isError") is not True]
     assert len(ran) == 1
     assert len(peer.rpc_requests("tools/call")) == 1
-    assert all(_pending_id(b) != approval for b in bodies if b not in ran)
+    assert all(pending_id(b) != approval for b in bodies if b not in ran)
 
 
 async def test_other_arguments_never_match_an_approval(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "one"))
-    await _decide(client, deployed, approval, "approve")
-    other = await _call(client, deployed, "echo", "two")
-    assert _pending_id(other) != approval
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "one"))
+    await decide(client, deployed, approval, "approve")
+    other = await call(client, deployed, "echo", "two")
+    assert pending_id(other) != approval
     assert peer.rpc_requests("tools/call") == []
 
 
 async def test_a_denied_call_is_40300_and_repeats_get_it_at_once(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "no"))
-    assert (await _decide(client, deployed, approval, "deny")).json()["data"]["status"] == "denied"
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "no"))
+    assert (await decide(client, deployed, approval, "deny")).json()["data"]["status"] == "denied"
     for _ in range(2):
-        body = await _call(client, deployed, "echo", "no")
+        body = await call(client, deployed, "echo", "no")
         assert body["error"]["code"] == 40300
         assert body["error"]["data"] == {"class": "approval_denied", "approval_id": approval}
     listed = await client.get(
@@ -196,19 +136,19 @@ async def test_pending_and_approved_approvals_expire(
     clock_control: ClockControl,
     settings: Settings,
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
-    stale = _pending_id(await _call(client, deployed, "echo", "late"))
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    stale = pending_id(await call(client, deployed, "echo", "late"))
     clock_control.advance(settings.approval_ttl_s + 1)
-    assert (await _decide(client, deployed, stale, "approve")).status_code == 409
+    assert (await decide(client, deployed, stale, "approve")).status_code == 409
     got = await client.get(
         deployed.setup.url("approvals", stale), headers=deployed.setup.admin.headers
     )
     assert got.json()["data"]["status"] == "expired"
-    fresh = _pending_id(await _call(client, deployed, "echo", "late"))
+    fresh = pending_id(await call(client, deployed, "echo", "late"))
     assert fresh != stale
-    await _decide(client, deployed, fresh, "approve")
+    await decide(client, deployed, fresh, "approve")
     clock_control.advance(settings.approval_use_s + 1)
-    assert _pending_id(await _call(client, deployed, "echo", "late")) not in (stale, fresh)
+    assert pending_id(await call(client, deployed, "echo", "late")) not in (stale, fresh)
     assert peer.rpc_requests("tools/call") == []
     expired = await client.get(
         deployed.setup.url("approvals"),
@@ -221,9 +161,9 @@ async def test_pending_and_approved_approvals_expire(
 async def test_a_new_catalog_version_invalidates_an_old_approval(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "v1"))
-    await _decide(client, deployed, approval, "approve")
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "v1"))
+    await decide(client, deployed, approval, "approve")
     peer.knobs.tools = [{**ECHO, "description": "changed upstream"}, DROP]
     admin = deployed.setup.admin.headers
     snapshot = await client.post(deployed.setup.url("servers", "up", "catalogs"), headers=admin)
@@ -234,19 +174,19 @@ async def test_a_new_catalog_version_invalidates_an_old_approval(
         headers=admin,
     )
     assert patched.status_code == 200, patched.text
-    assert _pending_id(await _call(client, deployed, "echo", "v1")) != approval
+    assert pending_id(await call(client, deployed, "echo", "v1")) != approval
     assert peer.rpc_requests("tools/call") == []
 
 
 async def test_only_people_decide_and_never_the_asking_agent(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, _peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "mine"))
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "mine"))
     t = deployed.setup.tenant_id
     service = await make_principal(database, t, role="tenant_admin", kind="service", name="svc")
     for headers in (deployed.headers, service.headers):
-        r = await _decide(client, deployed, approval, "approve", headers)
+        r = await decide(client, deployed, approval, "approve", headers)
         assert r.status_code == 403, r.text
     got = await client.get(
         deployed.setup.url("approvals", approval), headers=deployed.setup.admin.headers
@@ -257,8 +197,8 @@ async def test_only_people_decide_and_never_the_asking_agent(
 async def test_approving_needs_the_tools_call(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, _peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "x"))
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "x"))
     t = deployed.setup.tenant_id
     approver = await make_principal(database, t, role=None, name="approver")
     admin = deployed.setup.admin.headers
@@ -272,19 +212,19 @@ async def test_approving_needs_the_tools_call(
         },
         headers=admin,
     )
-    refused = await _decide(client, deployed, approval, "approve", approver.headers)
+    refused = await decide(client, deployed, approval, "approve", approver.headers)
     assert refused.status_code == 403
     assert refused.json()["error"]["resource"] == "tool:up.echo"
-    assert (await _decide(client, deployed, approval, "deny", approver.headers)).status_code == 200
+    assert (await decide(client, deployed, approval, "deny", approver.headers)).status_code == 200
 
 
 async def test_a_decision_on_anything_but_a_live_pending_approval_is_409(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, _peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "x"))
-    assert (await _decide(client, deployed, approval, "approve")).status_code == 200
-    assert (await _decide(client, deployed, approval, "deny")).status_code == 409
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "x"))
+    assert (await decide(client, deployed, approval, "approve")).status_code == 200
+    assert (await decide(client, deployed, approval, "deny")).status_code == 409
     done, refused = await audit_events(database, action="approval.decide")
     assert (done.outcome, done.details["decision"]) == ("success", "approve")
     assert (refused.outcome, refused.details["status"]) == ("failed", 409)
@@ -293,8 +233,8 @@ async def test_a_decision_on_anything_but_a_live_pending_approval_is_409(
 async def test_the_approval_shows_the_exact_arguments(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, _peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "ünïcode \u202e text"))
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "ünïcode \u202e text"))
     got = (
         await client.get(
             deployed.setup.url("approvals", approval), headers=deployed.setup.admin.headers
@@ -320,8 +260,8 @@ async def test_an_approval_whose_key_left_the_keyring_reads_without_arguments(
     """Approvals are not rewrapped by ``hub crypto rotate`` (they live minutes): once their key
     is gone from the ring the row still reads, with ``arguments: null``, and cannot be approved
     blind (409) — only denied."""
-    deployed, _peer = await _deployed(client, database, handmade_peer)
-    approval = _pending_id(await _call(client, deployed, "echo", "rotated away"))
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "rotated away"))
     fresh_key = base64.b64encode(os.urandom(32)).decode()
     rotated = make_settings(
         db_url,
@@ -342,54 +282,19 @@ async def test_an_approval_whose_key_left_the_keyring_reads_without_arguments(
         assert got.json()["data"]["arguments"] is None
         listed = await b.get(deployed.setup.url("approvals"), headers=admin)
         assert [a["arguments"] for a in listed.json()["data"]] == [None]
-        refused = await _decide(b, deployed, approval, "approve")
+        refused = await decide(b, deployed, approval, "approve")
         assert refused.status_code == 409
         assert "rotated away" not in refused.text
-        assert (await _decide(b, deployed, approval, "deny")).status_code == 200
-
-
-async def test_the_wait_sees_a_decision_made_on_another_replica(
-    database: Database, handmade_peer: HandmadePeerStarter, db_url: str
-) -> None:
-    """Two app instances on one database: the call waits on one, the approval lands through
-    the other, and the waiting call runs before its wait is over."""
-    waiting = make_settings(db_url, allow_loopback=True, approval_wait_s=8)
-    other = make_settings(db_url, allow_loopback=True, approval_wait_s=0)
-    app_a: FastAPI = create_app(waiting, database=database)
-    app_b: FastAPI = create_app(other, database=database)
-    async with app_a.router.lifespan_context(app_a), app_b.router.lifespan_context(app_b):
-        a = httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=app_a), base_url="http://hub.test"
-        )
-        b = httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=app_b), base_url="http://hub.test"
-        )
-        async with a, b:
-            deployed, peer = await _deployed(b, database, handmade_peer)
-            started = time.monotonic()
-            call = asyncio.create_task(_call(a, deployed, "echo", "wait"))
-            url = deployed.setup.url("approvals")
-            pending: list[dict[str, Any]] = []
-            while not pending:  # the waiting call has made its request: decide it elsewhere
-                await asyncio.sleep(0.05)
-                r = await b.get(
-                    url, params={"status": "pending"}, headers=deployed.setup.admin.headers
-                )
-                pending = r.json()["data"]
-            assert (await _decide(b, deployed, pending[0]["id"], "approve")).status_code == 200
-            body = await call
-            assert body["result"].get("isError") is not True
-            assert time.monotonic() - started < 8
-            assert len(peer.rpc_requests("tools/call")) == 1
+        assert (await decide(b, deployed, approval, "deny")).status_code == 200
 
 
 async def test_rest_lists_filter_by_status_deployment_and_agent(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    deployed, _peer = await _deployed(client, database, handmade_peer)
-    one = _pending_id(await _call(client, deployed, "echo", "1"))
-    two = _pending_id(await _call(client, deployed, "echo", "2"))
-    await _decide(client, deployed, one, "approve")
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    one = pending_id(await call(client, deployed, "echo", "1"))
+    two = pending_id(await call(client, deployed, "echo", "2"))
+    await decide(client, deployed, one, "approve")
     admin = deployed.setup.admin.headers
     url = deployed.setup.url("approvals")
 

@@ -1,0 +1,121 @@
+"""An ``ask`` call waits for a person's decision (DESIGN §10.3, ``HUB_APPROVAL_WAIT_S``).
+
+The wait sees a decision made through another app on the same database, and the calls waiting
+on one replica share its reads: one query per tenant per tick of the replica's
+:class:`~hub.approvals.watch.DecisionWatch`, however many calls wait (each call polled its own
+row four times a second before: 800 sessions a second for 200 waiting agents).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+import httpx2
+import pytest
+from fastapi import FastAPI
+
+from hub.app import create_app
+from hub.approvals.service import ApprovalContext
+from hub.approvals.watch import TICK_S, DecisionWatch
+from hub.core.db import Database
+from hub.core.tenancy import system_scope
+from tests.conftest import make_settings
+from tests.gateway.approvals_support import call, decide, deployed_with, pending_id
+from tests.peers.fixtures import HandmadePeerStarter
+from tests.support.queries import count_queries
+
+WAITING = 12
+WINDOW_S = 1.0
+
+
+async def test_the_wait_sees_a_decision_made_on_another_replica(
+    database: Database, handmade_peer: HandmadePeerStarter, db_url: str
+) -> None:
+    """Two app instances on one database: the call waits on one, the approval lands through
+    the other, and the waiting call runs before its wait is over."""
+    waiting = make_settings(db_url, allow_loopback=True, approval_wait_s=8)
+    other = make_settings(db_url, allow_loopback=True, approval_wait_s=0)
+    app_a: FastAPI = create_app(waiting, database=database)
+    app_b: FastAPI = create_app(other, database=database)
+    async with app_a.router.lifespan_context(app_a), app_b.router.lifespan_context(app_b):
+        a = httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app_a), base_url="http://hub.test"
+        )
+        b = httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app_b), base_url="http://hub.test"
+        )
+        async with a, b:
+            deployed, peer = await deployed_with(b, database, handmade_peer)
+            started = time.monotonic()
+            waiting_call = asyncio.create_task(call(a, deployed, "echo", "wait"))
+            url = deployed.setup.url("approvals")
+            pending: list[dict[str, Any]] = []
+            while not pending:  # the waiting call has made its request: decide it elsewhere
+                await asyncio.sleep(0.05)
+                r = await b.get(
+                    url, params={"status": "pending"}, headers=deployed.setup.admin.headers
+                )
+                pending = r.json()["data"]
+            assert (await decide(b, deployed, pending[0]["id"], "approve")).status_code == 200
+            body = await waiting_call
+            assert body["result"].get("isError") is not True
+            assert time.monotonic() - started < 8
+            assert len(peer.rpc_requests("tools/call")) == 1
+
+
+async def _pending(client: httpx2.AsyncClient, url: str, headers: dict[str, str]) -> list[str]:
+    r = await client.get(url, params={"status": "pending", "limit": 100}, headers=headers)
+    return [row["id"] for row in r.json()["data"]]
+
+
+@pytest.mark.parametrize("settings", [{"approval_wait_s": 5}], indirect=True)
+async def test_calls_waiting_on_one_replica_share_one_read_a_tick(
+    app: FastAPI,
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+) -> None:
+    """Twelve calls wait at once, each on its own approval: a second of their wait reads the
+    approvals about once a tick, not twelve times four. Two are approved meanwhile and run;
+    the others answer ``approval_pending`` when their wait is over, and the watch is empty."""
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    started = time.monotonic()
+    calls = [
+        asyncio.create_task(call(client, deployed, "echo", f"call {n}")) for n in range(WAITING)
+    ]
+    url, admin = deployed.setup.url("approvals"), deployed.setup.admin.headers
+    pending: list[str] = []
+    while len(pending) < WAITING:
+        await asyncio.sleep(0.05)
+        pending = await _pending(client, url, admin)
+    watch = app.state.components.get(ApprovalContext).watch
+    while watch.waiting < WAITING:  # noqa: ASYNC110 - the watch has no event to wait on
+        await asyncio.sleep(0.01)
+    with count_queries(database) as queries:
+        await asyncio.sleep(WINDOW_S)
+    decided = [(await decide(client, deployed, a, "approve")).status_code for a in pending[:2]]
+    bodies = await asyncio.gather(*calls)  # before any assertion: no call is left waiting
+    reads = [q for q in queries if "FROM approvals" in q]
+    assert 1 <= len(reads) <= WINDOW_S / TICK_S + 1, len(reads)
+    assert decided == [200, 200]
+    ran = [b for b in bodies if b["result"].get("isError") is not True]
+    assert len(ran) == 2
+    assert len(peer.rpc_requests("tools/call")) == 2
+    still = {pending_id(b) for b in bodies if b["result"].get("isError") is True}
+    assert still == set(pending[2:])
+    assert time.monotonic() - started < 5 + 1.5
+    assert watch.waiting == 0
+
+
+async def test_a_decision_before_the_wait_answers_at_once(database: Database) -> None:
+    """A call reads its approval itself before it joins the watch: an approval already decided
+    (or gone) is answered with no tick waited."""
+    watch = DecisionWatch(tick_s=60)
+    started = time.monotonic()
+    tenant = system_scope(uuid.uuid4(), reason="a tenant with no such approval")
+    assert await watch.wait(database, tenant, uuid.uuid4(), 30) is None
+    assert time.monotonic() - started < 1.5
+    assert watch.waiting == 0
