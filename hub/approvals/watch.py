@@ -8,10 +8,10 @@ one query per tenant per tick, whatever the number of calls waiting, and wakes t
 approval is no longer a live pending one. A decision made on any replica is a row change, so
 it is seen within a tick wherever the call waits.
 
-A call reads its approval once itself before it joins the watch (a decision made between its
-request and its wait answers at once), and once more when its wait runs out (so the answer it
-returns is as of its deadline). A tick that fails to read (the database unreachable) fails
-the calls it was reading for, as their own reads would have.
+A call joins the watch with the row it has just read or created (still pending then), and reads
+it once more itself when its wait runs out (so the answer it returns is as of its deadline). A
+tick that fails to read (the database unreachable) fails the calls it was reading for, as their
+own reads would have.
 
 Written by hand: this is the hub's own row and transaction shape; no library does it.
 """
@@ -67,13 +67,13 @@ class DecisionWatch:
         return len(self._waiting)
 
     async def wait(
-        self, db: Database, tenant_id: TenantId, approval_id: uuid.UUID, wait_s: float
+        self, db: Database, tenant_id: TenantId, pending: Approval, wait_s: float
     ) -> Approval | None:
-        """The approval once it is no longer a live pending one, or as it is after ``wait_s``
-        (None if it disappeared with its deployment)."""
-        row = await _read(db, tenant_id, approval_id)
-        if _decided(row) or wait_s <= 0:
-            return row
+        """``pending`` (just read or created by the call) once it is no longer a live pending
+        approval, or as it is after ``wait_s`` (None if it disappeared with its deployment)."""
+        if _decided(pending) or wait_s <= 0:
+            return pending
+        approval_id = pending.id
         loop = asyncio.get_running_loop()
         waiting = _Waiting(db, tenant_id, approval_id, loop.create_future())
         self._join(waiting, loop)

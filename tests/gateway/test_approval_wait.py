@@ -18,13 +18,16 @@ import pytest
 from fastapi import FastAPI
 
 from hub.app import create_app
+from hub.approvals import repository as approvals_repository
 from hub.approvals.service import ApprovalContext
 from hub.approvals.watch import TICK_S, DecisionWatch
+from hub.core import clock
 from hub.core.db import Database
 from hub.core.tenancy import system_scope
 from tests.conftest import make_settings
 from tests.gateway.approvals_support import call, decide, deployed_with, pending_id
 from tests.peers.fixtures import HandmadePeerStarter
+from tests.support.databases import owner_session
 from tests.support.queries import count_queries
 
 WAITING = 12
@@ -110,12 +113,24 @@ async def test_calls_waiting_on_one_replica_share_one_read_a_tick(
     assert watch.waiting == 0
 
 
-async def test_a_decision_before_the_wait_answers_at_once(database: Database) -> None:
-    """A call reads its approval itself before it joins the watch: an approval already decided
-    (or gone) is answered with no tick waited."""
+async def test_a_row_no_longer_pending_or_no_wait_answers_at_once(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """The call joins the watch with the row it has: an approval already past its pending life,
+    or a wait of ``0``, is answered with no tick waited and no read."""
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval_id = pending_id(await call(client, deployed, "echo", "x"))
+    tenant = system_scope(deployed.setup.tenant_id, reason="the test's own tenant")
+    async with owner_session(database, write=False) as session:
+        row = await approvals_repository.get_approval(session, tenant, uuid.UUID(approval_id))
+    assert row is not None
+    assert row.status == "pending"
     watch = DecisionWatch(tick_s=60)
     started = time.monotonic()
-    tenant = system_scope(uuid.uuid4(), reason="a tenant with no such approval")
-    assert await watch.wait(database, tenant, uuid.uuid4(), 30) is None
+    with count_queries(database) as queries:
+        assert await watch.wait(database, tenant, row, 0) is row
+        row.expires_at = clock.now()
+        assert await watch.wait(database, tenant, row, 30) is row
+    assert queries == []
     assert time.monotonic() - started < 1.5
     assert watch.waiting == 0

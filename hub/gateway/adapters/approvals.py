@@ -62,7 +62,7 @@ class HubApprovals:
             drift=dict(tool.drift) if tool.drift else None,
         )
         pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
-        row = await self._ctx.watch.wait(self._db, self._tenant, pending.id, self._ctx.wait_s)
+        row = await self._ctx.watch.wait(self._db, self._tenant, pending, self._ctx.wait_s)
         if row is not None and row.status == "approved":
             used = await approvals.use_approved(self._db, self._tenant, binding)
             if used is not None:
