@@ -11,7 +11,9 @@ it is seen within a tick wherever the call waits.
 A call joins the watch with the row it has just read or created (still pending then), and reads
 it once more itself when its wait runs out (so the answer it returns is as of its deadline). A
 tick that fails to read (the database unreachable) fails the calls it was reading for, as their
-own reads would have.
+own reads would have. At SIGTERM (:meth:`DecisionWatch.release`) the calls stop waiting and
+answer ``approval_pending`` at once: a replica going away holds no call for a person's decision
+through its whole grace period.
 
 Written by hand: this is the hub's own row and transaction shape; no library does it.
 """
@@ -40,7 +42,7 @@ TICK_S = 0.2
 class _Waiting:
     db: Database
     tenant_id: TenantId
-    approval_id: uuid.UUID
+    pending: Approval = field(repr=False)
     answer: asyncio.Future[Approval | None] = field(repr=False)
 
 
@@ -61,6 +63,7 @@ class DecisionWatch:
         self.tick_s = tick_s
         self._waiting: list[_Waiting] = []
         self._task: asyncio.Task[None] | None = None
+        self._released = False
 
     @property
     def waiting(self) -> int:
@@ -71,18 +74,32 @@ class DecisionWatch:
     ) -> Approval | None:
         """``pending`` (just read or created by the call) once it is no longer a live pending
         approval, or as it is after ``wait_s`` (None if it disappeared with its deployment)."""
-        if _decided(pending) or wait_s <= 0:
+        if _decided(pending) or wait_s <= 0 or self._released:
             return pending
-        approval_id = pending.id
         loop = asyncio.get_running_loop()
-        waiting = _Waiting(db, tenant_id, approval_id, loop.create_future())
+        waiting = _Waiting(db, tenant_id, pending, loop.create_future())
         self._join(waiting, loop)
         try:
             return await asyncio.wait_for(waiting.answer, wait_s)
         except TimeoutError:
-            return await _read(db, tenant_id, approval_id)
+            return await _read(db, tenant_id, pending.id)
         finally:
             self._leave(waiting)
+
+    def release(self) -> None:
+        """Wait no more (the replica is shutting down): every call waiting now answers at once
+        with its approval still pending, and so does every call that comes to wait later. The
+        approvals stay; the agents repeat their calls on another replica. Safe from a signal
+        handler: the answers are given on the watch's event loop."""
+        self._released = True
+        task = self._task
+        if task is not None and not task.done():
+            task.get_loop().call_soon_threadsafe(self._answer_all)
+
+    def _answer_all(self) -> None:
+        for waiting in self._waiting:
+            if not waiting.answer.done():
+                waiting.answer.set_result(waiting.pending)
 
     def _join(self, waiting: _Waiting, loop: asyncio.AbstractEventLoop) -> None:
         task = self._task
@@ -112,7 +129,7 @@ class DecisionWatch:
 
     async def _check(self, group: list[_Waiting]) -> None:
         db, tenant_id = group[0].db, group[0].tenant_id
-        ids = sorted({waiting.approval_id for waiting in group})
+        ids = sorted({waiting.pending.id for waiting in group})
         try:
             with rls.scope(tenant_id):
                 async with db.session(write=False) as session:
@@ -124,6 +141,6 @@ class DecisionWatch:
             return
         found = {row.id: row for row in rows}
         for waiting in group:
-            row = found.get(waiting.approval_id)
+            row = found.get(waiting.pending.id)
             if _decided(row) and not waiting.answer.done():
                 waiting.answer.set_result(row)

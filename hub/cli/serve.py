@@ -14,10 +14,11 @@ as ``client`` on every line of the request.
 
 Shutdown (DESIGN §11): on SIGTERM (or SIGINT) uvicorn stops accepting connections and lets the
 requests in flight — tool calls included — finish within ``HUB_SHUTDOWN_GRACE_S`` (30 s; then it
-cancels them); the background workers are asked to stop at the signal, finish their current job,
-and are waited for in the app's lifespan shutdown. A SIGTERM'd hub then exits 0 (uvicorn re-raises
-the signal it caught; the handler installed here turns that into a clean exit rather than death by
-signal, which orchestrators would report as a failure).
+cancels them); ``ask`` calls waiting for a person's decision answer ``approval_pending`` at once
+(the approval stays, the agent repeats the call elsewhere); the background workers are asked to stop
+at the signal, finish their current job, and are waited for in the app's lifespan shutdown. A
+SIGTERM'd hub then exits 0 (uvicorn re-raises the signal it caught; the handler installed here turns
+that into a clean exit rather than death by signal, which orchestrators would report as a failure).
 """
 
 from __future__ import annotations
@@ -146,13 +147,16 @@ def run_server(
     """Run the factory app under uvicorn until SIGTERM/SIGINT, draining as described above."""
     import uvicorn
 
+    from hub.approvals.service import ApprovalContext
     from hub.core.components import components_of
     from hub.core.workers import Workers
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            for app in _served:  # no new job from now on; the current ones finish
-                components_of(app).get(Workers).request_stop()
+            for app in _served:
+                components = components_of(app)
+                components.get(Workers).request_stop()  # no new job; the current ones finish
+                components.get(ApprovalContext).watch.release()  # ask calls wait no more
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(APP, factory=True, host=host, port=port, **options)

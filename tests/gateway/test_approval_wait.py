@@ -134,3 +134,30 @@ async def test_a_row_no_longer_pending_or_no_wait_answers_at_once(
     assert queries == []
     assert time.monotonic() - started < 1.5
     assert watch.waiting == 0
+
+
+@pytest.mark.parametrize("settings", [{"approval_wait_s": 30}], indirect=True)
+async def test_released_calls_answer_pending_at_once_and_so_do_later_ones(
+    app: FastAPI,
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+) -> None:
+    """What ``hub serve`` does at SIGTERM (``tests/deploy/test_shutdown.py`` sends the signal):
+    the calls waiting answer ``approval_pending`` with their own approval, and a call that
+    comes to wait afterwards does not wait."""
+    deployed, peer = await deployed_with(client, database, handmade_peer)
+    watch = app.state.components.get(ApprovalContext).watch
+    calls = [asyncio.create_task(call(client, deployed, "echo", f"c{n}")) for n in range(3)]
+    while watch.waiting < 3:  # noqa: ASYNC110 - the watch has no event to wait on
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    watch.release()
+    bodies = await asyncio.gather(*calls)
+    later = await call(client, deployed, "echo", "later")
+    elapsed = time.monotonic() - started
+    ids = [pending_id(body) for body in [*bodies, later]]
+    assert len(set(ids)) == 4
+    assert elapsed < 1.5
+    assert peer.rpc_requests("tools/call") == []
+    assert watch.waiting == 0
