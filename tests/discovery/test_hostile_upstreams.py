@@ -75,6 +75,27 @@ async def _discover_and_snapshot(
     return discovered, snapshot
 
 
+async def _only_fine_kept(
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+    era: str,
+    tools: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Discover and snapshot a peer serving ``tools``: only ``fine`` is kept, by both; what
+    discovery reports dropped."""
+    peer = await handmade_peer(era=era, tools=tools)
+    setup = await make_tenant_admin(database)
+    discovered, snapshot = await _discover_and_snapshot(client, setup, peer)
+    assert discovered.status_code == 200, discovered.text
+    data = discovered.json()["data"]
+    assert [t["name"] for t in data["tools"]] == ["fine"]
+    assert snapshot.status_code == 201, snapshot.text
+    assert [t["name"] for t in snapshot.json()["data"]["tools"]] == ["fine"]
+    dropped: list[dict[str, Any]] = data["dropped_tools"]
+    return dropped
+
+
 def _failed(response: httpx2.Response, reason: str) -> None:
     assert response.status_code == 422, response.text
     assert response.json()["error"]["reason"] == reason
@@ -144,15 +165,8 @@ async def test_tool_whose_schema_is_too_complex_is_dropped(
         {"name": "fine", "inputSchema": {"type": "object"}},
         {"name": "heavy", "inputSchema": schema},
     ]
-    peer = await handmade_peer(era=era, tools=tools)
-    setup = await make_tenant_admin(database)
-    discovered, snapshot = await _discover_and_snapshot(client, setup, peer)
-    assert discovered.status_code == 200, discovered.text
-    data = discovered.json()["data"]
-    assert [t["name"] for t in data["tools"]] == ["fine"]
-    assert data["dropped_tools"] == [{"name": "heavy", "reason": "schema_too_complex"}]
-    assert snapshot.status_code == 201
-    assert [t["name"] for t in snapshot.json()["data"]["tools"]] == ["fine"]
+    dropped = await _only_fine_kept(client, database, handmade_peer, era, tools)
+    assert dropped == [{"name": "heavy", "reason": "schema_too_complex"}]
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -196,19 +210,12 @@ async def test_a_tool_holding_nul_is_dropped_and_the_rest_is_stored(
         },
         {"name": "in\x00name", "inputSchema": {"type": "object"}},
     ]
-    peer = await handmade_peer(era=era, tools=tools)
-    setup = await make_tenant_admin(database)
-    discovered, snapshot = await _discover_and_snapshot(client, setup, peer)
-    assert discovered.status_code == 200, discovered.text
-    data = discovered.json()["data"]
-    assert [t["name"] for t in data["tools"]] == ["fine"]
-    assert data["dropped_tools"] == [
+    dropped = await _only_fine_kept(client, database, handmade_peer, era, tools)
+    assert dropped == [
         {"name": "in_value", "reason": "nul_character"},
         {"name": "in_key", "reason": "nul_character"},
         {"name": None, "reason": "nul_character"},
     ]
-    assert snapshot.status_code == 201, snapshot.text
-    assert [t["name"] for t in snapshot.json()["data"]["tools"]] == ["fine"]
     assert await _stored(database) == (1, 1)
 
 

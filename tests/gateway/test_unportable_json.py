@@ -125,12 +125,21 @@ async def test_what_is_accepted_runs_and_comes_back(
     assert peer.count("tools/call") == 4
 
 
-def _answering(body: bytes) -> Any:
+async def _answered_with(
+    client: httpx2.AsyncClient, deployed: Deployed, peer: HandmadePeer, era: str, body: bytes
+) -> dict[str, Any]:
+    """The call's result when the peer answers ``body`` (its ``"@id@"`` the request's id)."""
+
     def answer(request: RecordedRequest) -> Reply:
         text = body.replace(b'"@id@"', json.dumps(request.rpc_id).encode())
         return Reply(body=text, headers={"content-type": "application/json"})
 
-    return answer
+    peer.override("tools/call", answer)
+    r = await _call_with(client, deployed, era, '"x"')
+    assert r.status_code == 200, r.text
+    assert "Infinity" not in r.text
+    result: dict[str, Any] = r.json()["result"]
+    return result
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -139,16 +148,14 @@ async def test_an_upstream_lone_surrogate_reads_as_a_replacement_character(
 ) -> None:
     """A JavaScript server that cuts a string inside a pair sends half of it; the call's answer
     could not be written as UTF-8 with it (it answered 500)."""
-    peer.override(
-        "tools/call",
-        _answering(
-            b'{"jsonrpc":"2.0","id":"@id@","result":{"content":[{"type":"text",'
-            b'"text":"cut \\ud83d"}],"structuredContent":{"\\udc00":"\\ud83d\\ude00"}}}'
-        ),
+    result = await _answered_with(
+        client,
+        deployed,
+        peer,
+        era,
+        b'{"jsonrpc":"2.0","id":"@id@","result":{"content":[{"type":"text",'
+        b'"text":"cut \\ud83d"}],"structuredContent":{"\\udc00":"\\ud83d\\ude00"}}}',
     )
-    r = await _call_with(client, deployed, era, '"x"')
-    assert r.status_code == 200, r.text
-    result = r.json()["result"]
     assert "isError" not in result, result
     assert result["content"] == [{"type": "text", "text": "cut \ufffd"}]
     assert result["structuredContent"] == {"\ufffd": "\U0001f600"}
@@ -159,17 +166,14 @@ async def test_an_upstream_number_beyond_a_double_is_the_servers_protocol_error(
     client: httpx2.AsyncClient, deployed: Deployed, peer: HandmadePeer, era: str
 ) -> None:
     """It reached the agent as ``Infinity``, which is not JSON."""
-    peer.override(
-        "tools/call",
-        _answering(
-            b'{"jsonrpc":"2.0","id":"@id@","result":{"content":[{"type":"text","text":"x"}],'
-            b'"structuredContent":{"n":1e400}}}'
-        ),
+    result = await _answered_with(
+        client,
+        deployed,
+        peer,
+        era,
+        b'{"jsonrpc":"2.0","id":"@id@","result":{"content":[{"type":"text","text":"x"}],'
+        b'"structuredContent":{"n":1e400}}}',
     )
-    r = await _call_with(client, deployed, era, '"x"')
-    assert r.status_code == 200, r.text
-    assert "Infinity" not in r.text
-    result = r.json()["result"]
     assert result["isError"] is True
     assert result["_meta"]["io.mcphub/error"] == {
         "class": "upstream_failed",
