@@ -17,7 +17,7 @@
   :data:`MAX_SCHEMA_DEPTH` levels (``schema_too_complex``, DESIGN §10.2) — or otherwise fails the
   ``mcp-types`` ``Tool`` model (``invalid_tool``), or holds U+0000 in any string or key
   (``nul_character``: PostgreSQL can store it neither in ``text`` nor in ``jsonb``, and a catalog
-  must read the same on both backends; such an entry is reported with no name).
+  must read the same on both backends; an entry whose name holds it is reported with no name).
 - **Fatal**: two entries with the same name (dropped ones included) fail the whole discovery
   with ``duplicate_tool``, since the hub could not tell which one a grant or a call means.
 """
