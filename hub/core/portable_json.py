@@ -31,7 +31,15 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
-__all__ = ["REASONS", "NotPortableJson", "depth_exceeds", "holds_nul", "loads", "nul_replaced"]
+__all__ = [
+    "REASONS",
+    "NotPortableJson",
+    "check",
+    "depth_exceeds",
+    "holds_nul",
+    "loads",
+    "nul_replaced",
+]
 
 #: what each refusal means, for an error message (no input quoted)
 REASONS = {
@@ -112,10 +120,11 @@ def _without_surrogates(value: Any, replace: bool) -> Any:
     return value
 
 
-def _surrogate_found(value: Any, max_depth: int) -> bool:
+def _surrogate_found(value: Any, max_depth: int, *, floats: bool = False) -> bool:
     """Whether a string or key of ``value`` holds a lone surrogate; :class:`NotPortableJson`
-    when containers nest past ``max_depth``. One walk, level by level: it visits each value
-    once, and never a character of an ASCII string."""
+    when containers nest past ``max_depth``, or, with ``floats``, for a float that is not finite
+    (a parse with :data:`_DECODER` never yields one). One walk, level by level: it visits each
+    value once, and never a character of an ASCII string."""
     found = False
     level = [value]
     depth = 0
@@ -135,8 +144,18 @@ def _surrogate_found(value: Any, max_depth: int) -> bool:
                 if depth > max_depth:
                     raise NotPortableJson("too_deep")
                 below.extend(item)
+            elif floats and kind is float and not math.isfinite(item):
+                raise NotPortableJson("non_finite_number")
         level = below
     return found
+
+
+def check(value: Any, *, max_depth: int) -> None:
+    """:class:`NotPortableJson` unless ``value``, parsed by a more lenient parser than
+    :func:`loads` (the ``mcp`` SDK's, FastAPI's), is one :func:`loads` would have returned
+    unchanged: no float that is not finite, no lone surrogate, no nesting past ``max_depth``."""
+    if _surrogate_found(value, max_depth, floats=True):
+        raise NotPortableJson("lone_surrogate")
 
 
 def loads(

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
@@ -39,7 +39,7 @@ from hub.core.deps import SessionDep, get_database, reads_only
 from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import parse_id
-from hub.core.schemas import Envelope, RequestModel
+from hub.core.schemas import Envelope, RequestModel, body_problem
 from hub.core.settings import Settings
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
@@ -51,6 +51,8 @@ from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamResult
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
+from hub.mcp.server.dispatcher import arguments_problem
+from hub.mcp.server.messages import PARSE_ERROR
 
 __all__ = ["DECISION_S", "router"]
 
@@ -63,6 +65,20 @@ router = rest_router(prefix="/tenants/{t}/deployments", tags=["sidecar"])
 class DecisionCreate(RequestModel):
     wire_name: str = Field(min_length=1, max_length=256)
     arguments: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_bad_text(cls, data: Any) -> Any:
+        """Every body's rules (:class:`RequestModel`), but not for the arguments: they take what
+        the agents' endpoint takes (U+0000, nesting to ``MAX_ARGUMENTS_DEPTH``), since the hub
+        keeps them only hashed or encrypted; :func:`decide` refuses what it would refuse."""
+        rest = (
+            {k: v for k, v in data.items() if k != "arguments"} if isinstance(data, dict) else data
+        )
+        problem = body_problem(rest)
+        if problem is not None:
+            raise ValueError(problem)
+        return data
 
 
 class DecisionRead(BaseModel):
@@ -203,6 +219,12 @@ async def decide(
 ) -> Envelope[DecisionRead]:
     """The hub's decision on one call of a direct-mode tool (the sidecar then runs it)."""
     view = await _view_for_agent(request, session, access, d)
+    problem = arguments_problem(body.arguments)
+    if problem is not None:  # the endpoint's answer to a body it cannot parse: not audited
+        error = {"code": PARSE_ERROR, "message": problem}
+        return Envelope(
+            data=DecisionRead(decision_id=None, effect=None, tool_sha256=None, error=error)
+        )
     parts = components_of(request.app)
     caller = access.caller
     policy = await grants_service.policy_of(

@@ -4,7 +4,9 @@
 wire name, ask tools marked ``_meta["io.mcphub/approval"] = "required"``), shaped for the
 agent's era; ``tools/call`` goes to the call path of the mode (relay: the hub's endpoint).
 When the bundle is stale past ``--max-stale`` (or the hub refused it), lists fail with JSON-RPC
-``50300`` and calls fail closed (``isError``, class ``unavailable``) without running.
+``50300`` and calls fail closed (``isError``, class ``unavailable``) without running. Arguments
+the hub's endpoint would not have parsed (``NaN``, ``1e400``, nesting past its bound: the SDK's
+parser takes them) are refused first with the endpoint's own ``-32700``, in every mode.
 
 A changed bundle sends ``notifications/tools/list_changed``: on the handshake eras to every
 session that has spoken to this server (it is advertised as ``tools.listChanged``), on
@@ -35,6 +37,8 @@ from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.errors import UNAVAILABLE
 from hub.gateway.engine.model import Effect, ToolEntry
 from hub.gateway.engine.shaping import for_legacy_result
+from hub.mcp.server.dispatcher import arguments_problem
+from hub.mcp.server.messages import PARSE_ERROR
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.relay import RelayError, unavailable
 from hub.sidecar.sync import Stale, Syncer
@@ -141,6 +145,9 @@ class SidecarServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> HandlerResult:
         name = params.name
+        problem = arguments_problem(params.arguments)
+        if problem is not None:
+            raise MCPError(PARSE_ERROR, problem)
         try:
             bundle = self._syncer.current()
         except Stale as stale:

@@ -60,3 +60,27 @@ def test_nul_is_found_and_replaced_in_keys_and_values_at_any_depth() -> None:
     assert holds_nul([deep, {"k": ["a\x00"]}])
     assert holds_nul({"k\x00": 1})
     assert nul_replaced({"k\x00": ["a\x00b", 1, None]}) == {"k\ufffd": ["a\ufffdb", 1, None]}
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ({"a": [1.0, float("nan")]}, "non_finite_number"),
+        ({"a": {"b": float("-inf")}}, "non_finite_number"),
+        ({"a": "\udfff"}, "lone_surrogate"),
+        ({"\ud800": 1}, "lone_surrogate"),
+        ({"a": [[1]]}, "too_deep"),
+    ],
+)
+def test_a_leniently_parsed_value_is_checked_as_loads_would(value: object, reason: str) -> None:
+    with pytest.raises(NotPortableJson) as refused:
+        portable_json.check(value, max_depth=2)
+    assert refused.value.reason == reason
+    with pytest.raises(NotPortableJson):  # the same text through the strict parse
+        loads(json.dumps(value), max_depth=2)
+
+
+def test_a_portable_value_passes_the_check() -> None:
+    value = {"a": [1.5, -0.0, 10**400, "é\U0001f600", "a\x00b", True, None]}
+    portable_json.check(value, max_depth=2)
+    assert loads(json.dumps(value), max_depth=2) == value

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -196,9 +197,9 @@ class Running:
     stdout: bytes = b""  # filled in once it has stopped
 
 
-@contextlib.contextmanager
-def listening_sidecar(sidecar: Sidecar, port: int, *extra: str) -> Iterator[Running]:
-    """``hub sidecar --listen 127.0.0.1:PORT`` until it serves; SIGTERM at the end."""
+def _spawn_listening(
+    sidecar: Sidecar, port: int, extra: tuple[str, ...]
+) -> subprocess.Popen[bytes]:
     token_file = sidecar.workdir / "token"
     with contextlib.suppress(FileNotFoundError):
         token_file.unlink()
@@ -206,7 +207,7 @@ def listening_sidecar(sidecar: Sidecar, port: int, *extra: str) -> Iterator[Runn
         sidecar, "--listen", f"127.0.0.1:{port}", "--token-file", str(token_file), *extra
     )
     with sidecar.stderr_path.open("ab") as errlog:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             argv,
             env=sidecar.env(),
             cwd=ROOT,
@@ -214,32 +215,71 @@ def listening_sidecar(sidecar: Sidecar, port: int, *extra: str) -> Iterator[Runn
             stdout=subprocess.PIPE,
             stderr=errlog,
         )
+
+
+def _listens(sidecar: Sidecar, process: subprocess.Popen[bytes], port: int) -> Running | None:
+    """The running sidecar once it serves (its token written, its port answering), else None."""
+    assert process.poll() is None, sidecar.stderr_path.read_text()[-2000:]
+    token_file = sidecar.workdir / "token"
+    if not token_file.exists():
+        return None
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert process.poll() is None, sidecar.stderr_path.read_text()[-2000:]
-            if token_file.exists():
-                try:
-                    httpx2.get(f"http://127.0.0.1:{port}/", timeout=1)
-                    break
-                except httpx2.TransportError:
-                    pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the sidecar did not listen in time")
-        running = Running(process, f"http://127.0.0.1:{port}/mcp", token_file.read_text().strip())
-        yield running
+        httpx2.get(f"http://127.0.0.1:{port}/", timeout=1)
+    except httpx2.TransportError:
+        return None
+    return Running(process, f"http://127.0.0.1:{port}/mcp", token_file.read_text().strip())
+
+
+def _stop_listening(process: subprocess.Popen[bytes], running: Running | None) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        out, _ = process.communicate(timeout=20)
+        if running is not None:
+            running.stdout = out
     finally:
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        try:
-            out, _ = process.communicate(timeout=20)
-            with contextlib.suppress(NameError):
-                running.stdout = out
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+            process.kill()
+            process.communicate()
+
+
+@contextlib.contextmanager
+def listening_sidecar(sidecar: Sidecar, port: int, *extra: str) -> Iterator[Running]:
+    """``hub sidecar --listen 127.0.0.1:PORT`` until it serves; SIGTERM at the end."""
+    process = _spawn_listening(sidecar, port, extra)
+    running = None
+    try:
+        deadline = time.monotonic() + 30
+        while running is None and time.monotonic() < deadline:
+            running = _listens(sidecar, process, port)
+            if running is None:
+                time.sleep(0.1)
+        if running is None:
+            raise AssertionError("the sidecar did not listen in time")
+        yield running
+    finally:
+        _stop_listening(process, running)
+
+
+@contextlib.asynccontextmanager
+async def listening_sidecar_async(
+    sidecar: Sidecar, port: int, *extra: str
+) -> AsyncIterator[Running]:
+    """:func:`listening_sidecar` waiting without blocking the event loop, for a test whose loop
+    serves a peer or front the sidecar needs before it listens."""
+    process = _spawn_listening(sidecar, port, extra)
+    running = None
+    try:
+        deadline = time.monotonic() + 30
+        while running is None and time.monotonic() < deadline:
+            running = _listens(sidecar, process, port)
+            if running is None:
+                await anyio.sleep(0.1)
+        if running is None:
+            raise AssertionError("the sidecar did not listen in time")
+        yield running
+    finally:
+        _stop_listening(process, running)
 
 
 def run_sidecar(

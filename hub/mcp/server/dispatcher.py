@@ -22,7 +22,11 @@ from hub.mcp.server.messages import PARSE_ERROR
 from hub.mcp.server.modern import handle_modern, unsupported_version
 from hub.mcp.wire import HEADER_MISMATCH, LEGACY_VERSIONS, MODERN_VERSIONS
 
-__all__ = ["dispatch", "parse_body", "request_id_of"]
+__all__ = ["MAX_ARGUMENTS_DEPTH", "arguments_problem", "dispatch", "parse_body", "request_id_of"]
+
+#: how deeply a call's arguments may nest: a request's body may nest :data:`MAX_JSON_DEPTH`
+#: levels, and a ``tools/call``'s arguments sit two levels down (body, ``params``, ``arguments``)
+MAX_ARGUMENTS_DEPTH = MAX_JSON_DEPTH - 2
 
 
 def parse_body(body: bytes) -> Any:
@@ -38,6 +42,18 @@ def parse_body(body: bytes) -> Any:
     except portable_json.NotPortableJson as refused:
         message = "Parse error" if refused.reason == "not_json" else f"Parse error: {refused}"
     raise RpcError(PARSE_ERROR, message, status=400)
+
+
+def arguments_problem(arguments: Any) -> str | None:
+    """The ``-32700`` message :func:`parse_body` would have refused a ``tools/call`` with, for
+    arguments that a more lenient parser read (the ``mcp`` SDK's in the sidecar, which takes
+    ``NaN`` and ``1e400``; FastAPI's for direct mode's decisions), or None: so a call gets the
+    same answer from every host of the engine."""
+    try:
+        portable_json.check(arguments, max_depth=MAX_ARGUMENTS_DEPTH)
+    except portable_json.NotPortableJson as refused:
+        return f"Parse error: {refused}"
+    return None
 
 
 def request_id_of(raw: Any) -> Any:
