@@ -2,8 +2,9 @@
 arguments it passes on pass through direct mode too.
 
 Found by sending them (stop 42): the sidecar's server is the ``mcp`` SDK's, whose parser takes
-``NaN``, ``Infinity`` and ``1e400``, so they went on (relay: to the hub, which refused them as
-``unavailable``; direct: to the engine, towards the upstream as text that is not JSON). And
+``NaN``, ``Infinity`` and ``1e400``, so they went on (relay: to the hub, which refused them;
+direct: through ``…/decisions`` to the upstream as text that is not JSON, and the answer came
+back as the server's ``protocol_error``). And
 direct mode's ``…/decisions`` route kept every REST body's rules for the arguments too, so
 U+0000, or nesting past 32 levels, which the endpoint passes on, failed there as ``unavailable``
 (``hub_unreachable``).
