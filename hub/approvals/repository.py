@@ -53,12 +53,22 @@ async def get_approval(
     return (await session.execute(query)).scalar_one_or_none()
 
 
+#: how many ids one statement of :func:`get_approvals` names
+IDS_PER_QUERY = 1000
+
+
 async def get_approvals(
     session: AsyncSession, tenant_id: TenantId, approval_ids: Sequence[uuid.UUID]
 ) -> Sequence[Approval]:
-    """The tenant's approvals among ``approval_ids`` (those that exist), in no order."""
-    query = scoped(Approval, tenant_id).where(Approval.id.in_(approval_ids))
-    return (await session.execute(query)).scalars().all()
+    """The tenant's approvals among ``approval_ids`` (those that exist), in no order. Asked
+    :data:`IDS_PER_QUERY` at a time: an ``IN`` list is one bound parameter per id, and both
+    backends cap a statement's parameters (SQLite at 32,766, asyncpg at 32,767)."""
+    found: list[Approval] = []
+    for start in range(0, len(approval_ids), IDS_PER_QUERY):
+        chunk = approval_ids[start : start + IDS_PER_QUERY]
+        query = scoped(Approval, tenant_id).where(Approval.id.in_(chunk))
+        found.extend((await session.execute(query)).scalars())
+    return found
 
 
 # The gateway's statements for an ``ask`` call, built once (building one costs more than

@@ -21,7 +21,7 @@ from hub.app import create_app
 from hub.approvals import repository as approvals_repository
 from hub.approvals.service import ApprovalContext
 from hub.approvals.watch import TICK_S, DecisionWatch
-from hub.core import clock
+from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.tenancy import system_scope
 from tests.conftest import make_settings
@@ -161,3 +161,22 @@ async def test_released_calls_answer_pending_at_once_and_so_do_later_ones(
     assert elapsed < 1.5
     assert peer.rpc_requests("tools/call") == []
     assert watch.waiting == 0
+
+
+async def test_the_watchs_read_of_many_approvals_fits_every_backend(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """A read for more waiting approvals than a statement may name parameters (asyncpg refuses
+    more than 32,767: the tick failed, and with it every call it read for) is asked in chunks,
+    and finds each approval once."""
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    found = [pending_id(await call(client, deployed, "echo", f"x{n}")) for n in range(2)]
+    tenant = system_scope(deployed.setup.tenant_id, reason="the test's own tenant")
+    others = [uuid.uuid4() for _ in range(40_000)]
+    ids = [*others[:20_000], uuid.UUID(found[0]), *others[20_000:], uuid.UUID(found[1])]
+    with rls.scope(tenant), count_queries(database) as queries:
+        async with database.session(write=False) as session:  # as the watch reads
+            rows = await approvals_repository.get_approvals(session, tenant, ids)
+    assert sorted(str(row.id) for row in rows) == sorted(found)
+    reads = [q for q in queries if "FROM approvals" in q]
+    assert len(reads) == -(-len(ids) // approvals_repository.IDS_PER_QUERY)
