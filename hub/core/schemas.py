@@ -2,7 +2,8 @@
 
 - :class:`RequestModel` forbids unknown fields and refuses any string (value or key, at any depth)
   holding U+0000 (PostgreSQL cannot store it in text or JSON) or a lone surrogate (neither
-  backend can encode it), and bodies nested more than :data:`MAX_BODY_DEPTH` levels.
+  backend can encode it), numbers that are not finite, and bodies nested more than
+  :data:`MAX_BODY_DEPTH` levels.
 - :data:`UtcDatetime` is an aware datetime that must exist in UTC between the years 1 and 9999
   (``9999-12-31T23:59:59-23:59`` does not) and is normalised to UTC on the way in.
 - :class:`Envelope` and :class:`ListEnvelope` are the success bodies of DESIGN §4
@@ -12,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -51,7 +53,9 @@ def _text_problem(text: str) -> str | None:
 
 def body_problem(value: Any) -> str | None:
     """Why a parsed body cannot be accepted, or None: NUL characters (PostgreSQL cannot store
-    them), lone surrogates (not encodable as UTF-8 on either backend), or nesting deeper than
+    them), lone surrogates (not encodable as UTF-8 on either backend), numbers that are not
+    finite (``json.loads`` reads ``NaN``, ``Infinity`` and ``1e400``; PostgreSQL's ``jsonb``
+    refuses them and SQLite's JSON reads them back as ``null``), or nesting deeper than
     :data:`MAX_BODY_DEPTH`. Walks iteratively, so no depth can raise ``RecursionError``."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
@@ -60,6 +64,8 @@ def body_problem(value: Any) -> str | None:
             problem = _text_problem(item)
             if problem is not None:
                 return problem
+        elif isinstance(item, float) and not math.isfinite(item):
+            return "numbers must be finite (NaN, Infinity, beyond a double's range: not JSON)"
         elif isinstance(item, dict | list | tuple):
             if depth >= MAX_BODY_DEPTH:
                 return f"the body nests objects and arrays more than {MAX_BODY_DEPTH} levels deep"

@@ -25,6 +25,7 @@ answer decides in the end (a secret-based method without a secret falls back to 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -36,6 +37,7 @@ from hub.oauth.http import FlowClock, post
 
 __all__ = [
     "AUTH_METHODS",
+    "CLIENT_ID_PATTERN",
     "ClientRegistration",
     "choose_auth_method",
     "client_metadata_document",
@@ -78,12 +80,22 @@ def client_metadata_document(config: OAuthConfig) -> dict[str, Any]:
     }
 
 
+#: a client id the hub keeps and sends: visible ASCII, as an operator's pre-registered one must be
+#: (an authorization server's answer is JSON, which can carry U+0000: PostgreSQL cannot store it)
+CLIENT_ID_PATTERN = r"^[\x21-\x7e]+$"
+_CLIENT_ID = re.compile(CLIENT_ID_PATTERN)
+
+
 def _registered(answer: Any, wanted: AuthMethod) -> ClientRegistration:
     if not isinstance(answer, dict):
         raise failure("registration_failed")
     client_id = answer.get("client_id")
     secret = answer.get("client_secret")
-    if not isinstance(client_id, str) or not client_id or len(client_id) > 2048:
+    if (
+        not isinstance(client_id, str)
+        or len(client_id) > 2048
+        or not _CLIENT_ID.fullmatch(client_id)
+    ):
         raise failure("registration_failed")
     if secret is not None and (not isinstance(secret, str) or not secret or len(secret) > 8192):
         raise failure("registration_failed")

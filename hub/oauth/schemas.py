@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from hub.core.paths import HANDLE_PATTERN
 from hub.core.schemas import RequestModel
+from hub.oauth.registration import CLIENT_ID_PATTERN
 
 __all__ = [
     "AuthorizationCreate",
@@ -29,7 +30,7 @@ class PreRegisteredClient(RequestModel):
 
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
-    client_id: str = Field(min_length=1, max_length=2048, pattern=r"^[\x21-\x7e]+$")
+    client_id: str = Field(min_length=1, max_length=2048, pattern=CLIENT_ID_PATTERN)
     client_secret: SecretStr | None = Field(default=None, min_length=1, max_length=8192)
     token_endpoint_auth_method: AuthMethod | None = None
 

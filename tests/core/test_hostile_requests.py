@@ -3,7 +3,8 @@
 Found by a hostile review: a body nested ~600 deep (``RecursionError`` in the NUL check, a 500
 with a ~100 KB traceback in the log), a cursor whose time leaves the calendar once converted to
 UTC (``OverflowError``), a lone surrogate in a JSON string (unencodable on both backends), and a
-client ``x-request-id`` adopted as the hub's own (two requests could share an id in the audit).
+client ``x-request-id`` adopted as the hub's own (two requests could share an id in the audit);
+later (stop 42) ``NaN``, ``Infinity`` or ``1e400`` anywhere in a body (a 500 on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -91,6 +92,27 @@ async def test_lone_surrogate_in_metadata_is_400(
     )
     assert r.status_code == 400, r.text
     assert "surrogate" in r.json()["error"]["details"][0]["msg"]
+
+
+@pytest.mark.parametrize("number", ["NaN", "-Infinity", "1e400", "-1e999"])
+async def test_a_number_that_is_not_finite_is_400_on_both_backends(
+    client: httpx2.AsyncClient, database: Database, number: str
+) -> None:
+    """``json.loads`` reads them; PostgreSQL's ``jsonb`` refused them (a 500) and SQLite's JSON
+    gave them back as ``null`` (stop 42)."""
+    setup = await make_tenant_admin(database)
+    raw = json.dumps(_credential({"note": [1.5, "PLACEHOLDER"]}))
+    raw = raw.replace('"PLACEHOLDER"', number)
+    assert number in raw
+    r = await client.post(
+        setup.url("credentials"),
+        content=raw.encode(),
+        headers={**setup.admin.headers, "content-type": "application/json"},
+    )
+    assert r.status_code == 400, r.text
+    assert "finite" in r.json()["error"]["details"][0]["msg"]
+    listed = await client.get(setup.url("credentials"), headers=setup.admin.headers)
+    assert listed.json()["data"] == []  # nothing stored
 
 
 @pytest.mark.parametrize(

@@ -188,3 +188,22 @@ async def test_a_failed_token_request_marks_the_flow_failed(
         hub.owner.url("oauth", "authorizations", data["id"]), headers=hub.headers
     )
     assert status.json()["data"]["reason"] == "token_request_failed"
+
+
+@pytest.mark.parametrize("suffix", ["\x00", "\n", " x", "é"])
+async def test_a_registered_client_id_the_hub_cannot_keep_is_a_failed_registration(
+    hub: Hub, oauth_peers: OAuthPeersStarter, suffix: str
+) -> None:
+    """A registration answer is the authorization server's JSON: a client id holding U+0000
+    answered 500 on PostgreSQL (stop 42). A dynamic client id is held to the pre-registered
+    rule (visible ASCII): the flow fails as ``registration_failed``, on both backends."""
+    peers = await oauth_peers(auth={"client_id_suffix": suffix})
+    await hub.add_server("linear", peers.peer.url)
+    refused = await hub.start({"server": "linear"})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["reason"] == "registration_failed"
+    assert len(peers.auth.requests("/register")) == 1
+    assert peers.auth.token_requests() == []
+    again = await oauth_peers()  # nothing was kept: a good server still registers the hub
+    await hub.add_server("github", again.peer.url)
+    assert (await hub.start({"server": "github"})).status_code == 201

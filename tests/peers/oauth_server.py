@@ -14,8 +14,8 @@ serves, under ``issuer = http://127.0.0.1:PORT<issuer_path>``:
 
 Knobs (:class:`AuthKnobs`, read per request) make it hostile: a metadata ``issuer`` that is not
 its own, no S256, a wrong or missing ``iss``, ``invalid_grant`` on refresh, a slow token
-endpoint, short-lived tokens. Everything is counted: ``token_requests(grant)``,
-``requests(path)``.
+endpoint, short-lived tokens, client ids the hub must not keep. Everything is counted:
+``token_requests(grant)``, ``requests(path)``.
 
 :func:`protect` turns a :class:`~tests.peers.handmade.HandmadePeer` into a protected resource:
 it serves RFC 9728 metadata at the path-inserted well-known URL and answers every MCP POST
@@ -65,6 +65,7 @@ class AuthKnobs:
     rotate_refresh: bool = True
     refresh_error: str | None = None  # e.g. "invalid_grant": every refresh fails so
     token_delay_s: float = 0.0
+    client_id_suffix: str = ""  # appended to the client ids it registers (e.g. "\x00")
 
 
 @dataclass
@@ -236,7 +237,7 @@ class AuthServer:
 
     def _register(self, body: dict[str, Any]) -> Response:
         method = body.get("token_endpoint_auth_method", "client_secret_basic")
-        client_id = f"client-{secrets.token_hex(6)}"
+        client_id = f"client-{secrets.token_hex(6)}{self.knobs.client_id_suffix}"
         secret = None if method == "none" else f"secret-{secrets.token_hex(16)}"
         self.add_client(client_id, secret, method)
         self.clients[client_id]["redirect_uris"] = list(body.get("redirect_uris") or [])
