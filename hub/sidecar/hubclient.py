@@ -4,8 +4,10 @@ The hub URL is the operator's, so this is not the tenant-egress fetcher: a verif
 (the system store or ``--hub-ca``), no redirects followed (one could carry the agent's key
 elsewhere), no proxy settings from the environment. Every exchange has an overall deadline (a
 hub that drips bytes cannot hold a call), a body cap read as a stream (an oversized answer is
-cut off, never buffered whole) and a content-type check; any breach is :class:`HubUnreachable`
-with a one-line reason, so a hostile or broken hub cannot hang or crash the sidecar.
+cut off, never buffered whole), a content-type check and the strict JSON parse of the hub's own
+endpoint (:mod:`hub.core.portable_json`: nothing nested past ``MAX_JSON_DEPTH``, no ``NaN``,
+a lone surrogate read as U+FFFD); any breach is :class:`HubUnreachable` with a one-line reason,
+so a hostile or broken hub cannot hang or crash the sidecar, or hand the agent what is not JSON.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import anyio
 import httpx2
 
 from hub import __version__
+from hub.core import portable_json
+from hub.egress.responses import MAX_JSON_DEPTH
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
 
@@ -50,6 +54,13 @@ def _tls(ca_file: str | None) -> ssl.SSLContext | bool:
 def _is_json(response: httpx2.Response) -> bool:
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     return kind == "application/json"
+
+
+def _strict(raw: bytes) -> Any:
+    """The hub's answer parsed as strictly as the hub parses its peers' (a ``ValueError`` when
+    it is not JSON the sidecar could pass on: ``json.loads`` gave ``RecursionError`` on deep
+    nesting, and ``NaN`` went on to the agent)."""
+    return portable_json.loads(raw, max_depth=MAX_JSON_DEPTH, surrogates="replace")
 
 
 class HubClient:
@@ -166,7 +177,7 @@ class HubClient:
                 "JSON-RPC body"
             )
         try:
-            answer = json.loads(body)
+            answer = _strict(body)
         except ValueError:
             raise HubUnreachable(
                 f"{self._config.hub} answered the call with malformed JSON"
@@ -204,7 +215,7 @@ class HubClient:
         if not _is_json(response):
             raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON")
         try:
-            answer = json.loads(raw)
+            answer = _strict(raw)
         except ValueError:
             raise HubUnreachable(
                 f"{self._config.hub} answered {path} with malformed JSON"

@@ -1,7 +1,8 @@
 """A loopback front for the hub, in the test's event loop: it forwards to the real hub and
 records every request path the sidecar makes, or plays a hostile hub for chosen paths —
 ``slow`` (never answers), ``oversized`` (streams more than any cap), ``wrong_type`` (a 200 of
-HTML), ``drip`` (a byte a second, forever), ``not_modified`` (a 304 whatever was asked)."""
+HTML), ``drip`` (a byte a second, forever), ``not_modified`` (a 304 whatever was asked),
+``deep`` (JSON nested 100,000 levels), ``not_finite`` (JSON holding ``NaN``)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,12 @@ async def _drip() -> AsyncIterator[bytes]:
         await anyio.sleep(1)
 
 
+_NOT_FINITE = (
+    b'{"jsonrpc": "2.0", "id": 1, "data": {"v": NaN}, "result": {"content": '
+    b'[{"type": "text", "text": "x"}], "structuredContent": {"v": NaN}}}'
+)
+
+
 def _app(front: Front, http: httpx2.AsyncClient) -> Starlette:
     async def forward(request: Request) -> Response:
         path = request.url.path
@@ -61,6 +68,10 @@ def _app(front: Front, http: httpx2.AsyncClient) -> Starlette:
             return StreamingResponse(_drip(), media_type="application/json")
         if behaviour == "not_modified":
             return Response(status_code=304)
+        if behaviour == "deep":  # JSON nested past any interpreter's recursion limit
+            return Response(b"[" * 100_000 + b"]" * 100_000, media_type="application/json")
+        if behaviour == "not_finite":  # a JSON-RPC answer and a REST one, each holding NaN
+            return Response(_NOT_FINITE, media_type="application/json")
         headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
         upstream = await http.request(
             request.method, path, headers=headers, content=await request.body()

@@ -66,7 +66,9 @@ async def test_relay_mode_never_sees_the_secret_and_asks_for_no_lease(
         assert not [p for p in front.paths if "lease" in p or "credentials" in p]
 
 
-@pytest.mark.parametrize("behaviour", ["slow", "oversized", "wrong_type", "drip", "not_modified"])
+@pytest.mark.parametrize(
+    "behaviour", ["slow", "oversized", "wrong_type", "drip", "not_modified", "deep", "not_finite"]
+)
 async def test_hostile_hub_at_start_is_a_one_line_error_in_bounded_time(
     tmp_path: Path, behaviour: str
 ) -> None:
@@ -85,7 +87,9 @@ async def test_hostile_hub_at_start_is_a_one_line_error_in_bounded_time(
     assert "no cached bundle" in lines[0]
 
 
-@pytest.mark.parametrize("behaviour", ["slow", "oversized", "wrong_type", "drip"])
+@pytest.mark.parametrize(
+    "behaviour", ["slow", "oversized", "wrong_type", "drip", "deep", "not_finite"]
+)
 async def test_hostile_hub_on_a_call_fails_it_closed_in_bounded_time(
     tmp_path: Path, sdk_peer: SdkPeerStarter, behaviour: str
 ) -> None:
