@@ -16,9 +16,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BundleCache", "CachedBundle", "write_private"]
+from hub.core import portable_json
+
+__all__ = ["FILE_DEPTH", "BundleCache", "CachedBundle", "write_private"]
 
 log = logging.getLogger("hub.sidecar")
+#: how deeply the sidecar's own files may nest (they nest one level; a file edited or corrupted
+#: into deep nesting made ``json.loads`` raise ``RecursionError``, which stopped the sidecar)
+FILE_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,7 @@ class BundleCache:
 
     def load(self) -> CachedBundle | None:
         try:
-            raw = json.loads(self.path.read_bytes())
+            raw = portable_json.loads(self.path.read_bytes(), max_depth=FILE_DEPTH)
             body = str(raw["body"]).encode()
             etag = raw.get("etag")
             return CachedBundle(

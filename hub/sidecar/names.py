@@ -19,7 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hub.sidecar.cache import write_private
+from hub.core import portable_json
+from hub.sidecar.cache import FILE_DEPTH, write_private
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable, SidecarError
 from hub.sidecar.hubclient import HubClient
@@ -36,7 +37,7 @@ def _remembered_path(config: SidecarConfig) -> Path:
 
 def _remembered(config: SidecarConfig) -> dict[str, str]:
     try:
-        raw = json.loads(_remembered_path(config).read_bytes())
+        raw = portable_json.loads(_remembered_path(config).read_bytes(), max_depth=FILE_DEPTH)
     except (OSError, ValueError):
         return {}
     if not isinstance(raw, dict):
