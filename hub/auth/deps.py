@@ -95,10 +95,12 @@ async def authenticate_request(request: Request, key: ParsedKey, session: AsyncS
 
 async def _json_body(request: Request) -> Any:
     """The request's body as JSON (parsed once: FastAPI parsed it already for a route with a
-    body model), or None when it is not JSON."""
+    body model), or None when it is not JSON. It runs before FastAPI's own parse when the
+    route's dependencies are solved ahead, so it sees the body first: nesting deep enough for
+    ``RecursionError`` answered 500 here (stop 42)."""
     try:
         return await request.json()
-    except ValueError:  # not JSON, or not UTF-8: the route's own validation answers it
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep: the route answers it
         return None
 
 

@@ -67,6 +67,24 @@ async def test_deeply_nested_body_is_400_with_a_short_log(
     assert sum(len(record.getMessage()) for record in ours) < 2_000
 
 
+@pytest.mark.parametrize("depth", [MAX_BODY_DEPTH + 1, 100_000])
+async def test_a_deep_body_is_400_on_a_route_whose_key_lookup_reads_the_body(
+    client: httpx2.AsyncClient, database: Database, depth: int
+) -> None:
+    """``grants/check`` reads its body ahead, with the key's lookup: a body nested past the
+    interpreter's recursion limit answered 500 there, before the route's own parse (stop 42)."""
+    setup = await make_tenant_admin(database)
+    nested = b"[" * depth + b"]" * depth
+    body = b'{"principal_id": ' + nested + b', "resource": "*", "action": "read"}'
+    r = await client.post(
+        setup.url("grants", "check"),
+        content=body,
+        headers={**setup.admin.headers, "content-type": "application/json"},
+    )
+    assert r.status_code == 400, r.text[:500]
+    assert r.json()["error"]["code"] == "invalid_request"
+
+
 async def test_nesting_within_the_bound_is_accepted(
     client: httpx2.AsyncClient, database: Database
 ) -> None:
