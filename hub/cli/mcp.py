@@ -204,10 +204,13 @@ def call(
 ) -> None:
     """Call one tool and print the raw result JSON (exit 1 when it is an error result)."""
     _check_version(protocol_version)
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
-        parsed = None
+    from hub.core import portable_json
+    from hub.mcp.server.dispatcher import MAX_ARGUMENTS_DEPTH
+
+    try:  # as strictly as the hub's endpoint reads an agent's: what it would send is JSON
+        parsed = portable_json.loads(arguments, max_depth=MAX_ARGUMENTS_DEPTH)
+    except portable_json.NotPortableJson as refused:
+        _die(f"--arguments must be a JSON object{portable_json.why(refused)}")
     if not isinstance(parsed, dict):
         _die("--arguments must be a JSON object")
     settings = _settings()

@@ -39,6 +39,7 @@ __all__ = [
     "holds_nul",
     "loads",
     "nul_replaced",
+    "why",
 ]
 
 #: what each refusal means, for an error message (no input quoted)
@@ -58,6 +59,12 @@ class NotPortableJson(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(REASONS[reason])
         self.reason = reason
+
+
+def why(refused: NotPortableJson) -> str:
+    """``": <the reason>"`` to follow a message saying what was expected, or nothing when the
+    text was not JSON at all (a command-line flag's error)."""
+    return "" if refused.reason == "not_json" else f": {refused}"
 
 
 def _refuse_constant(name: str) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from hub.cli.remote.client import HubClient, HubFailure
+from hub.core import portable_json
 from tests.cli.support import LiveHub, live_hub, tenant_with_owner
 from tests.peers.fixtures import SdkPeerStarter, default_tools
 
@@ -224,3 +225,12 @@ async def test_a_direct_entry_whose_credential_the_sidecar_may_not_use_is_named(
             1,
             ["hub: no credential named 'nope' in this tenant"],
         )
+        deep = "[" * 10_000 + "]" * 10_000  # json.loads raised RecursionError: a traceback
+        for conditions, reason in [(deep, "too_deep"), ('{"a": NaN}', "non_finite_number")]:
+            refused = await hub.cli(
+                "grants", "add", "edge", "tool:*", "call", "--conditions", conditions, *OWNER
+            )
+            assert (refused.code, refused.error_lines) == (
+                1,
+                [f"hub: --conditions must be a JSON object: {portable_json.REASONS[reason]}"],
+            )

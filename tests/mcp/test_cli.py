@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from hub.cli.mcp import mcp_app
+from hub.core import portable_json
 from hub.core.settings import get_settings
 from tests.mcp.support import TOOLS
 from tests.peers.fixtures import HandmadePeerStarter
@@ -130,6 +131,15 @@ async def test_call_failures_exit_2_with_the_hubs_message_and_reason(peer: Handm
     not_object = await hub_mcp("call", peer.url, "echo", "--arguments", "[1]")
     assert not_object.exit_code == 2
     assert "must be a JSON object" in not_object.stderr
+    for unportable, reason in [
+        ('{"n": NaN}', "non_finite_number"),  # json.loads took it, and it was sent as it came
+        ('{"n": ' + "[" * 100_000 + "]" * 100_000 + "}", "too_deep"),  # was a traceback
+    ]:
+        refused = await hub_mcp("call", peer.url, "echo", "--arguments", unportable)
+        assert refused.exit_code == 2
+        expected = f"hub mcp: --arguments must be a JSON object: {portable_json.REASONS[reason]}"
+        assert refused.stderr.strip() == expected
+    assert peer.count("tools/call") == 1  # none of them was sent
     bad_version = await hub_mcp("probe", peer.url, "--protocol-version", "2024-11-05")
     assert bad_version.exit_code == 2
     assert "unsupported protocol version" in bad_version.stderr

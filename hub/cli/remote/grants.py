@@ -8,7 +8,6 @@ sent as ``credential:<its id>``); principals are named by name or id.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any
@@ -19,6 +18,7 @@ from hub.cli.remote import resolve
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
 from hub.cli.remote.output import Column, fail
 from hub.cli.remote.profiles import DEFAULT_PROFILE
+from hub.core import portable_json
 
 __all__ = ["grants_app"]
 
@@ -80,10 +80,12 @@ def add_grant(
     if expires_at is not None:
         body["expires_at"] = expires_at
     if conditions is not None:
-        try:
-            body["conditions"] = json.loads(conditions)
-        except ValueError:
-            fail("--conditions must be a JSON object")
+        from hub.core.schemas import MAX_BODY_DEPTH
+
+        try:  # NaN, or nesting past any body's bound, is refused here and not by a traceback
+            body["conditions"] = portable_json.loads(conditions, max_depth=MAX_BODY_DEPTH)
+        except portable_json.NotPortableJson as refused:
+            fail(f"--conditions must be a JSON object{portable_json.why(refused)}")
     with remote(profile, as_json, tenant) as r:
         found = resolve.principal(r, principal)
         body["resource"] = resolve.resource(r, resource)
