@@ -243,19 +243,30 @@ def _stop_listening(process: subprocess.Popen[bytes], running: Running | None) -
             process.communicate()
 
 
+def _attempts(
+    sidecar: Sidecar, process: subprocess.Popen[bytes], port: int
+) -> Iterator[Running | None]:
+    """One look a step until the sidecar listens (the caller sleeps between looks in its own
+    way); AssertionError after 30 s."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        running = _listens(sidecar, process, port)
+        yield running
+        if running is not None:
+            return
+    raise AssertionError("the sidecar did not listen in time")
+
+
 @contextlib.contextmanager
 def listening_sidecar(sidecar: Sidecar, port: int, *extra: str) -> Iterator[Running]:
     """``hub sidecar --listen 127.0.0.1:PORT`` until it serves; SIGTERM at the end."""
     process = _spawn_listening(sidecar, port, extra)
     running = None
     try:
-        deadline = time.monotonic() + 30
-        while running is None and time.monotonic() < deadline:
-            running = _listens(sidecar, process, port)
+        for running in _attempts(sidecar, process, port):
             if running is None:
                 time.sleep(0.1)
-        if running is None:
-            raise AssertionError("the sidecar did not listen in time")
+        assert running is not None
         yield running
     finally:
         _stop_listening(process, running)
@@ -270,16 +281,25 @@ async def listening_sidecar_async(
     process = _spawn_listening(sidecar, port, extra)
     running = None
     try:
-        deadline = time.monotonic() + 30
-        while running is None and time.monotonic() < deadline:
-            running = _listens(sidecar, process, port)
+        for running in _attempts(sidecar, process, port):
             if running is None:
                 await anyio.sleep(0.1)
-        if running is None:
-            raise AssertionError("the sidecar did not listen in time")
+        assert running is not None
         yield running
     finally:
         _stop_listening(process, running)
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
 
 
 def run_sidecar(

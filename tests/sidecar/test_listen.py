@@ -20,6 +20,7 @@ from tests.deploy.serving import free_port
 from tests.gateway.support import Upstream
 from tests.peers.fixtures import SdkPeerStarter
 from tests.sidecar.support import (
+    INIT,
     Running,
     Sidecar,
     deploy_on,
@@ -28,16 +29,6 @@ from tests.sidecar.support import (
     run_sidecar,
 )
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 ACCEPT = {"accept": "application/json, text/event-stream"}
 
 

@@ -18,6 +18,7 @@ from tests.peers.fixtures import SdkPeerStarter
 from tests.sidecar.front import front_for
 from tests.sidecar.support import (
     CANARY,
+    INIT,
     ROOT,
     Sidecar,
     deploy_on,
@@ -120,18 +121,6 @@ def _spawn(sidecar: Sidecar) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 @pytest.mark.parametrize("ending", ["eof", "sigterm"])

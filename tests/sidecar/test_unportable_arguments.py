@@ -28,7 +28,14 @@ from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
 from tests.sidecar.direct import DirectDeployed, deploy_direct
 from tests.sidecar.front import front_for
-from tests.sidecar.support import CANARY, LiveHub, Sidecar, listening_sidecar_async, live_hub
+from tests.sidecar.support import (
+    CANARY,
+    INIT,
+    LiveHub,
+    Sidecar,
+    listening_sidecar_async,
+    live_hub,
+)
 from tests.support.stories import audit_events
 
 FREE = {"name": "free", "inputSchema": {"type": "object"}}  # declares nothing: anything goes
@@ -179,17 +186,7 @@ async def _answers(http: httpx2.AsyncClient, url: str, headers: dict[str, str]) 
 
 async def _opened(http: httpx2.AsyncClient, url: str, headers: dict[str, str]) -> dict[str, str]:
     """The headers of a 2025-11-25 session with the sidecar (its server is stateful)."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    opened = await http.post(url, json=init, headers=headers | _headers("2025-11-25"))
+    opened = await http.post(url, json=INIT, headers=headers | _headers("2025-11-25"))
     session = {"mcp-session-id": opened.headers["mcp-session-id"]}
     done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     await http.post(url, json=done, headers=headers | session | _headers("2025-11-25"))
