@@ -25,6 +25,7 @@ from mcp_types import (
 from hub import __version__
 from hub.gateway.engine.errors import error_result
 from hub.gateway.engine.model import ToolEntry
+from hub.gateway.engine.shaping import MODERN_RESULT_KEYS
 from hub.mcp import MODERN_VERSION, encode_header_value
 from hub.mcp.headers import param_headers
 from hub.sidecar.errors import HubUnreachable
@@ -35,7 +36,6 @@ __all__ = ["Relay", "RelayError", "unavailable"]
 log = logging.getLogger("hub.sidecar")
 
 CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
-_ENVELOPE_KEYS = ("resultType", "ttlMs", "cacheScope")
 
 
 class RelayError(Exception):
@@ -55,7 +55,7 @@ def unavailable(why: str) -> dict[str, Any]:
 
 def _clean(result: dict[str, Any]) -> dict[str, Any]:
     """The hub's result without the 2026-07-28 envelope fields the sidecar's own server sets."""
-    cleaned = {k: v for k, v in result.items() if k not in _ENVELOPE_KEYS}
+    cleaned = {k: v for k, v in result.items() if k not in MODERN_RESULT_KEYS}
     meta = cleaned.get("_meta")
     if isinstance(meta, dict) and SERVER_INFO_META_KEY in meta:
         meta = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}

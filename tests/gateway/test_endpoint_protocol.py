@@ -21,6 +21,7 @@ from hub.mcp import MODERN_VERSION
 from tests.conftest import make_settings
 from tests.gateway.support import META, Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
+from tests.peers.handmade_wire import Reply
 from tests.support.factories import make_principal
 
 ECHO = {
@@ -396,6 +397,31 @@ async def test_legacy_agents_see_no_non_object_output_schema(
     ][0]
     assert modern["outputSchema"] == {"type": "array"}
     assert "outputSchema" not in legacy
+
+
+@pytest.mark.parametrize("era", ["2025-03-26", "2025-11-25", "modern"])
+async def test_a_2026_upstreams_result_envelope_reaches_only_2026_agents(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter, era: str
+) -> None:
+    """``resultType`` and the cache hints are 2026-07-28 fields: a legacy agent's result had the
+    upstream's (stop 42; the sidecar already took them off)."""
+    tool = {"name": "free", "inputSchema": {"type": "object"}}
+    peer = await handmade_peer(era="modern", tools=[tool])
+    deployed = await deploy(client, database, [Upstream("up", peer.url)])
+    envelope = {"resultType": "complete", "ttlMs": 60_000, "cacheScope": "public"}
+    answer = {"content": [{"type": "text", "text": "hi"}], "isError": False, **envelope}
+    peer.override(
+        "tools/call", lambda r: Reply(body={"jsonrpc": "2.0", "id": r.rpc_id, "result": answer})
+    )
+    called = await rpc(
+        client, deployed, "tools/call", {"name": "up__free", "arguments": {}}, era=era
+    )
+    result = called.json()["result"]
+    assert result["content"] == [{"type": "text", "text": "hi"}]
+    if era == "modern":
+        assert result["resultType"] == "complete"
+    else:
+        assert not set(envelope) & set(result), result
 
 
 async def test_an_unreachable_database_is_503_with_json_rpc_50300() -> None:

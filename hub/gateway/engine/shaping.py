@@ -13,7 +13,8 @@
   client validating against the schema must not get something else).
 - **Older agents**: for a legacy-era agent a non-object-root ``outputSchema`` is removed from the
   listed tool, and a non-object ``structuredContent`` from results (its JSON stays as a text
-  block), since those revisions require objects.
+  block), since those revisions require objects; so is a 2026-07-28 upstream's result envelope
+  (``resultType``, ``ttlMs``, ``cacheScope``), which those revisions do not have.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from hub.mcp.wire import SERVER_INFO_META_KEY
 __all__ = [
     "APPROVAL_META",
     "HUB_META_PREFIX",
+    "MODERN_RESULT_KEYS",
     "TRUNCATED_META",
     "ResultTooLarge",
     "fit",
@@ -157,8 +159,17 @@ def fit(result: dict[str, Any], max_bytes: int, *, has_output_schema: bool) -> d
     return _with_meta(cut, TRUNCATED_META, {"original_bytes": original})
 
 
+#: the 2026-07-28 result envelope (``resultType``, SEP-2549's cache hints): no field of a result
+#: in the handshake eras, so a 2026-07-28 upstream's are not passed to a legacy agent
+MODERN_RESULT_KEYS: Final = ("resultType", "ttlMs", "cacheScope")
+
+
 def for_legacy_result(result: dict[str, Any]) -> dict[str, Any]:
-    """A non-object ``structuredContent`` removed (kept as JSON text) for a legacy agent."""
+    """The result for a legacy agent: without the 2026-07-28 envelope
+    (:data:`MODERN_RESULT_KEYS`), and without a non-object ``structuredContent`` (kept as JSON
+    text)."""
+    if any(key in result for key in MODERN_RESULT_KEYS):
+        result = {k: v for k, v in result.items() if k not in MODERN_RESULT_KEYS}
     structured = result.get("structuredContent")
     if "structuredContent" not in result or isinstance(structured, dict):
         return result
