@@ -22,7 +22,7 @@ __all__ = ["FILE_DEPTH", "BundleCache", "CachedBundle", "write_private"]
 
 log = logging.getLogger("hub.sidecar")
 #: how deeply the sidecar's own files may nest (they nest one level; a file edited or corrupted
-#: into deep nesting made ``json.loads`` raise ``RecursionError``, which stopped the sidecar)
+#: into deep nesting made ``json.loads`` raise ``RecursionError``, which no reader caught)
 FILE_DEPTH = 8
 
 
