@@ -2,9 +2,10 @@
 relay mode and the sidecar in direct mode, in both eras, byte for byte once parsed, but for the
 name each gives itself in a 2026-07-28 result's ``serverInfo``.
 
-One raw ``tools/call`` per outcome of DESIGN §10.2 that needs no approval: a result, invalid
-arguments (a wrong type, an undeclared argument), an unknown tool, the server's own error result,
-the server's JSON-RPC error, and a tool the agent holds ``deny`` on.
+A ``tools/list`` (the tools' own fields, the ask marker, the hub's namespace and the legacy
+shaping), then one raw ``tools/call`` per outcome of DESIGN §10.2 that needs no approval: a
+result, invalid arguments (a wrong type, an undeclared argument), an unknown tool, the server's
+own error result, the server's JSON-RPC error, and a tool the agent holds ``deny`` on.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ TYPED = {
 TOOLS = [
     {"name": name, "inputSchema": TYPED if name == "typed" else OPEN}
     for name in ("free", "typed", "broken", "refusing", "denied")
+] + [
+    {
+        "name": "listed",  # listed with its own fields, an ask marker, no upstream io.mcphub/
+        "title": "Listed",
+        "inputSchema": OPEN,
+        "outputSchema": {"type": "array"},  # not listed to a legacy agent
+        "annotations": {"destructiveHint": True},
+        "_meta": {"x": 1, "io.mcphub/approval": "forged"},
+    }
 ]
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("free", {"a": 1}),
@@ -58,9 +68,19 @@ def _server(request: RecordedRequest) -> Reply | None:
     return None
 
 
+def _compared(answer: httpx2.Response) -> str:
+    """The answer's message as compared: keys sorted, and the sidecar's own name as the hub's."""
+    text = json.dumps(_message(answer), sort_keys=True)
+    return text.replace('"mcp-hub-sidecar"', '"mcp-hub"')
+
+
 async def _answers(http: httpx2.AsyncClient, url: str, headers: dict[str, str]) -> list[str]:
     seen = []
     for era in ("modern", "2025-11-25"):
+        listing: dict[str, Any] = {"_meta": META} if era == "modern" else {}
+        sent = headers | _headers(era) | ({"mcp-method": "tools/list"} if era == "modern" else {})
+        body = {"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": listing}
+        seen.append(_compared(await http.post(url, json=body, headers=sent)))
         for tool, arguments in CALLS:
             params: dict[str, Any] = {"name": f"docs__{tool}", "arguments": arguments}
             sent = headers | _headers(era)
@@ -68,9 +88,7 @@ async def _answers(http: httpx2.AsyncClient, url: str, headers: dict[str, str]) 
                 params["_meta"] = META
                 sent["mcp-name"] = f"docs__{tool}"
             body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
-            answer = await http.post(url, json=body, headers=sent)
-            text = json.dumps(_message(answer), sort_keys=True)
-            seen.append(text.replace('"mcp-hub-sidecar"', '"mcp-hub"'))
+            seen.append(_compared(await http.post(url, json=body, headers=sent)))
     return seen
 
 
@@ -99,7 +117,17 @@ async def test_the_hub_and_the_sidecar_in_both_modes_answer_alike(
                     bearer = {"authorization": f"Bearer {running.token}"}
                     headers = await _opened(http, running.url, bearer)
                     assert await _answers(http, running.url, headers) == expected, mode
-    outcomes = [json.loads(text) for text in expected]
+    lists = [json.loads(expected[0]), json.loads(expected[len(CALLS) + 1])]
+    names = [[t["name"] for t in listed["result"]["tools"]] for listed in lists]
+    every = ["docs__broken", "docs__free", "docs__listed", "docs__refusing", "docs__typed"]
+    assert names == [every, every]  # the denied tool is listed by none
+    marked = [
+        next(t for t in listed["result"]["tools"] if t["name"] == "docs__listed")
+        for listed in lists
+    ]
+    assert [t["_meta"] for t in marked] == [{"x": 1, "io.mcphub/approval": "required"}] * 2
+    assert ["outputSchema" in t for t in marked] == [True, False]
+    outcomes = [json.loads(text) for i, text in enumerate(expected) if i % (len(CALLS) + 1)]
     classes = [
         (o.get("error") or {}).get("data", {}).get("class")
         or ((o["result"].get("_meta") or {}).get("io.mcphub/error") or {}).get("class")
