@@ -1,5 +1,6 @@
-"""Direct mode end to end, and one parametrised test over both hosts of the engine — the hub's
-endpoint and the sidecar in direct mode — giving the same deny, ask and allow outcomes."""
+"""Direct mode end to end, and one parametrised test over the engine's hosts — the hub's
+endpoint, the sidecar in direct mode and the sidecar in relay mode — giving the same deny, ask
+and allow outcomes, and the same audit rows."""
 
 from __future__ import annotations
 
@@ -53,11 +54,12 @@ async def _host(
         ):
             yield mcp
         return
+    mode = "relay" if name == "relay" else "direct"
     sidecar = Sidecar(
         hub,
         world.deployed,
         workdir,
-        ("--mode", "direct", "--log-level", "DEBUG"),
+        ("--mode", mode, "--log-level", "DEBUG"),
         sidecar_key=world.sidecar.key,
     )
     async with stdio_sidecar(sidecar) as mcp:
@@ -107,8 +109,8 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize("host", ["hub", "sidecar"])
-async def test_both_hosts_give_the_same_deny_ask_and_allow_outcomes(
+@pytest.mark.parametrize("host", ["hub", "sidecar", "relay"])
+async def test_every_host_gives_the_same_deny_ask_and_allow_outcomes(
     tmp_path: Path, sdk_peer: SdkPeerStarter, host: str
 ) -> None:
     peer = await sdk_peer("stateless-json")
