@@ -221,6 +221,51 @@ async def test_a_pattern_runs_in_linear_time(
     assert _class(result) == "invalid_arguments"
 
 
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+async def test_the_argument_check_is_linear_in_the_arguments(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """``uniqueItems`` over objects and a recursive ``oneOf`` cost jsonschema quadratic and
+    exponential time on the event loop; the hub checks the first in one pass and cuts the
+    second off as ``invalid_arguments`` before anything reaches the upstream."""
+    unique = {
+        "name": "tags",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"tags": {"type": "array", "uniqueItems": True}},
+        },
+    }
+    tree = {
+        "name": "tree",
+        "inputSchema": {
+            "type": "object",
+            "oneOf": [
+                {"properties": {"a": {"$ref": "#"}}},
+                {"properties": {"a": {"$ref": "#"}}, "minProperties": 2},
+            ],
+        },
+    }
+    deployed, peer = await _setup(client, database, handmade_peer, tools=[unique, tree])
+    started = time.monotonic()
+    tags = [{"k": i} for i in range(6_000)]
+    ran = _result(await _call(client, deployed, "up__tags", {"tags": tags}))
+    assert ran.get("isError") is not True
+    repeated = _result(await _call(client, deployed, "up__tags", {"tags": [*tags, {"k": 0}]}))
+    assert _class(repeated) == "invalid_arguments"
+    assert "item 6000 repeats item 0" in repeated["content"][0]["text"]
+    refused = _result(await _call(client, deployed, "up__tree", _nested(24)))
+    assert time.monotonic() - started < 3 * 1.5
+    assert _class(refused) == "invalid_arguments"
+    assert "cost too much to check" in refused["content"][0]["text"]
+    assert [c.message["params"]["name"] for c in _calls(peer)] == ["tags"]
+
+
 def _upstream_error(text: str) -> Any:
     return lambda req: Reply(
         200, {"jsonrpc": "2.0", "id": req.rpc_id, "error": {"code": -32000, "message": text}}

@@ -12,6 +12,9 @@
   ``unevaluatedProperties`` evaluates ``patternProperties`` with Python's backtracking ``re``
   internally, so a schema combining the two fails closed as well. Schema size is bounded at
   snapshot time (``schema_too_complex``).
+- **Linear in the arguments**: ``uniqueItems`` is one pass, and every keyword evaluation is
+  counted against a budget that grows with the arguments' size
+  (:mod:`hub.gateway.engine.validation_cost`); past it the call is ``invalid_arguments``.
 - **Strict by default**: when the root declares ``properties`` and sets none of
   ``additionalProperties``, ``unevaluatedProperties`` and ``patternProperties``, undeclared
   top-level arguments are refused; a deployment entry with ``"arguments": "schema"`` applies the
@@ -46,11 +49,15 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
 from hub.core.weighed import Weighed, find, keep, weighed
+from hub.gateway.engine.validation_cost import TooCostly, counted, spending, unique_items
 
 __all__ = ["MAX_ERRORS", "ArgumentError", "ArgumentValidator", "ValidatorCache"]
 
 MAX_ERRORS = 20
 MAX_MESSAGE = 300
+TOO_COSTLY = (
+    "the arguments cost too much to check against the tool's schema (nested or repeated too much)"
+)
 
 _DIALECTS: Mapping[str, type[Validator]] = {
     "http://json-schema.org/draft-04/schema": Draft4Validator,
@@ -131,13 +138,17 @@ def _additional_properties(
 
 
 def _bounded(base: type[Validator]) -> type[Validator]:
+    """``base`` with RE2 for patterns, ``uniqueItems`` in one pass, and every keyword counted
+    against the call's budget (:mod:`hub.gateway.engine.validation_cost`)."""
+    keywords = {
+        **base.VALIDATORS,
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+        "uniqueItems": unique_items,
+    }
     extended: type[Validator] = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-        base,
-        {
-            "pattern": _pattern,
-            "patternProperties": _pattern_properties,
-            "additionalProperties": _additional_properties,
-        },
+        base, {name: counted(keyword) for name, keyword in keywords.items()}
     )
     return extended
 
@@ -221,10 +232,13 @@ class ArgumentValidator:
                 message = "undeclared argument (the tool's schema does not declare it)"
                 found.append(ArgumentError(f"$.{key}", message))
         try:
-            for error in self._validator.iter_errors(arguments):
-                found.append(ArgumentError(_json_path(error), error.message[:MAX_MESSAGE]))
-                if len(found) >= MAX_ERRORS:
-                    break
+            with spending(arguments):
+                for error in self._validator.iter_errors(arguments):
+                    found.append(ArgumentError(_json_path(error), error.message[:MAX_MESSAGE]))
+                    if len(found) >= MAX_ERRORS:
+                        break
+        except TooCostly:
+            return [ArgumentError("$", TOO_COSTLY)]
         except SchemaUnusable as exc:
             return [ArgumentError("$", f"the tool cannot be called: {exc}")]
         except Exception:  # an unresolvable $ref or any other schema failure: fail closed

@@ -1,0 +1,162 @@
+"""An argument check costs work linear in the arguments, whatever the tool's schema (stop 43).
+
+jsonschema compared ``uniqueItems`` items pairwise when they cannot be sorted (4,000 objects: 14 s
+of the event loop), and a recursive ``oneOf`` doubles its work at each level of the arguments (16
+levels: 3 s). Each case below takes minutes without the fix; the time bounds are one-sided and
+generous, for a check that takes milliseconds with it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft4Validator, Draft202012Validator
+
+from hub.gateway.engine.validation import TOO_COSTLY, ArgumentError, ArgumentValidator
+from hub.gateway.engine.validation_cost import BASE_STEPS, STEPS_PER_VALUE, Budget, TooCostly
+
+BOUND_S = 1.5
+
+
+def _unique(items_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    array: dict[str, Any] = {"type": "array", "uniqueItems": True}
+    if items_schema is not None:
+        array["items"] = items_schema
+    return {"type": "object", "properties": {"a": array}}
+
+
+def _timed(schema: dict[str, Any], arguments: Any) -> tuple[list[ArgumentError], float]:
+    validator = ArgumentValidator(schema, strict=True)
+    started = time.monotonic()
+    errors = validator.errors(arguments)
+    return errors, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [{"k": i} for i in range(6_000)],  # objects never sort
+        ["first", *range(6_000)],  # a string among numbers does not sort
+        [[i, "x"] for i in range(6_000)],  # neither do arrays of mixed items
+    ],
+    ids=["objects", "mixed-scalars", "mixed-arrays"],
+)
+def test_unique_items_takes_one_pass(items: list[Any]) -> None:
+    errors, elapsed = _timed(_unique(), {"a": items})
+    assert errors == []
+    assert elapsed < BOUND_S
+    repeated, elapsed = _timed(_unique(), {"a": [*items, items[-1]]})
+    assert elapsed < BOUND_S
+    assert repeated == [
+        ArgumentError(
+            "$.a", f"has non-unique elements (item {len(items)} repeats item {len(items) - 1})"
+        )
+    ]
+
+
+#: few values, so that arrays of them repeat often; each is some other one's near miss
+SCALARS = st.sampled_from([None, True, False, 0, 1, 0.0, 1.0, 2.5, "", "1", "a"])
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=2)
+        | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(SCALARS | JSON, max_size=6))
+@example([True, 1])
+@example([0, False])
+@example([1, 1.0])
+@example([[1], [True]])
+@example([{"a": 1, "b": 2}, {"b": 2, "a": 1}])
+@example([{"a": [True]}, {"a": [1.0]}])
+def test_unique_items_agrees_with_jsonschema(items: list[Any]) -> None:
+    """``true`` is not ``1``, ``1`` is ``1.0``, keys are unordered, arrays are ordered: whatever
+    the library's own keyword says about an array, the one-pass keyword says too."""
+    for library in (Draft202012Validator, Draft4Validator):
+        schema = {"type": "array", "uniqueItems": True}
+        expected = library(schema).is_valid(items)
+        got = ArgumentValidator({"type": "object", "properties": {"a": schema}}, strict=True)
+        assert (got.errors({"a": items}) == []) is expected, items
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+#: what a recursive model with a union in it looks like: each level validates both branches.
+#: The failing keyword's name is longer than ``properties``, so PostgreSQL's ``jsonb`` (which
+#: orders keys by length) still evaluates it second, after the descent.
+ONE_OF = {
+    "type": "object",
+    "oneOf": [
+        {"properties": {"a": {"$ref": "#"}}},
+        {"properties": {"a": {"$ref": "#"}}, "minProperties": 2},
+    ],
+}
+UNEVALUATED = {
+    "type": "object",
+    "$defs": {
+        "node": {
+            "type": "object",
+            "anyOf": [{"properties": {"a": {"$ref": "#/$defs/node"}}}],
+            "unevaluatedProperties": False,
+        }
+    },
+    "$ref": "#/$defs/node",
+}
+
+
+@pytest.mark.parametrize("schema", [ONE_OF, UNEVALUATED], ids=["oneOf", "unevaluatedProperties"])
+def test_exponential_work_is_cut_off(schema: dict[str, Any]) -> None:
+    errors, elapsed = _timed(schema, _nested(24))  # 2**24 times a level's work, unbounded
+    assert errors == [ArgumentError("$", TOO_COSTLY)]
+    assert elapsed < BOUND_S
+    shallow, _ = _timed(schema, _nested(4))  # the same schema, arguments it can afford
+    assert shallow == []
+
+
+def test_large_arguments_with_an_ordinary_schema_still_pass() -> None:
+    """The budget grows with the arguments: 20,000 objects checked against a ``oneOf`` of four
+    object shapes (about 8 keyword evaluations a value) are far past the base and still pass."""
+    shapes = [
+        {
+            "type": "object",
+            "properties": {"kind": {"const": kind}, "x": {"type": "integer"}},
+            "required": ["kind", "x"],
+            "additionalProperties": False,
+        }
+        for kind in "abcd"
+    ]
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"oneOf": shapes}}},
+    }
+    arguments = {"items": [{"kind": "d", "x": i} for i in range(20_000)]}
+    assert ArgumentValidator(schema, strict=True).errors(arguments) == []
+    arguments["items"][-1] = {"kind": "e", "x": 1}
+    errors = ArgumentValidator(schema, strict=True).errors(arguments)
+    assert [e.path for e in errors] == ["$.items[19999]"]
+
+
+def test_the_budget_counts_the_arguments_once_and_only_when_the_base_runs_out() -> None:
+    budget = Budget({"a": [1, 2, {"b": None}]})  # 6 values
+    budget.left = -1
+    budget.overdrawn()
+    assert budget.counted
+    assert budget.left == 6 * STEPS_PER_VALUE - 1
+    budget.left = -1
+    with pytest.raises(TooCostly):
+        budget.overdrawn()
+    assert Budget(None).left == BASE_STEPS
