@@ -114,26 +114,34 @@ def _with_meta(result: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
 
 
 def _cut_texts(result: dict[str, Any], budget: int) -> dict[str, Any]:
-    """Text blocks kept in order, the last one cut, the rest dropped, to fit ``budget`` bytes."""
+    """Text blocks kept in order, the last one cut, the rest dropped, to fit ``budget`` bytes.
+
+    The size is kept as a running sum: serialised compactly, a list is its items' bytes, one
+    comma between each two, and its brackets, so adding a block adds its own size and a comma.
+    (Serialising the result so far for every block was quadratic in the blocks: a 1.26 MB result
+    of 100-character blocks took 24 s of the event loop, stop 43.)"""
     content = result.get("content")
     blocks = content if isinstance(content, list) else []
     kept: list[Any] = []
     shell = {**result, "content": kept}
+    used = size_of(shell)
     for block in blocks:
         if not (isinstance(block, dict) and block.get("type") == "text"):
             continue  # images, audio, resources: dropped when the result does not fit
         text = block.get("text")
         if not isinstance(text, str):
             continue
-        room = budget - size_of(shell) - size_of({**block, "text": ""}) - 1
-        if room <= 0:
-            break
-        encoded = text.encode()
-        if len(encoded) + 2 * text.count('"') <= room:
+        comma = 1 if kept else 0
+        whole = size_of(block)
+        if used + comma + whole <= budget:
             kept.append(block)
+            used += comma + whole
             continue
-        cut = encoded[: max(room // 2, 0)].decode(errors="ignore")  # escapes may double a byte
-        kept.append({**block, "text": cut})
+        room = budget - used - comma - size_of({**block, "text": ""})
+        if room > 0:
+            cut = {**block, "text": text.encode()[: room // 2].decode(errors="ignore")}
+            if used + comma + size_of(cut) <= budget:  # escapes may double a byte, or more
+                kept.append(cut)
         break
     return shell
 
@@ -154,8 +162,6 @@ def fit(result: dict[str, Any], max_bytes: int, *, has_output_schema: bool) -> d
         else:
             shaped.pop("structuredContent")
     cut = _cut_texts(shaped, budget)
-    while size_of(cut) > budget and cut.get("content"):
-        cut["content"] = cut["content"][:-1]  # escaping made it larger than counted
     return _with_meta(cut, TRUNCATED_META, {"original_bytes": original})
 
 
