@@ -129,7 +129,7 @@ def _table(found: DiscoveryResult) -> str:
         f"era       {found.era}",
         f"protocol  {_safe(found.protocol_version)}",
         f"server    {_safe(info.get('name', '?'))} {_safe(info.get('version', ''))}".rstrip(),
-        f"tools     {len(found.tools)} (dropped {len(found.dropped_tools)})",
+        f"tools     {len(found.tools)} (dropped {found.dropped_total})",
     ]
     if found.tools:
         rows = [
@@ -146,6 +146,8 @@ def _table(found: DiscoveryResult) -> str:
             lines.append(f"{name:<{widths[0]}}  {params:<{widths[1]}}  {description}".rstrip())
     for dropped in found.dropped_tools:
         lines.append(f"dropped   {_safe(dropped['name'], 40)}: {dropped['reason']}")
+    if found.dropped_total > len(found.dropped_tools):
+        lines.append(f"dropped   … and {found.dropped_total - len(found.dropped_tools)} more")
     return "\n".join(lines)
 
 
@@ -159,6 +161,7 @@ def _as_json(found: DiscoveryResult) -> str:
             "instructions": found.instructions,
             "tools": found.tools,
             "dropped_tools": found.dropped_tools,
+            "dropped_tools_total": found.dropped_total,
         },
         indent=2,
     )

@@ -28,4 +28,5 @@ class DiscoverResult(BaseModel):
     capabilities: dict[str, Any]
     instructions: str | None
     tools: list[dict[str, Any]]
-    dropped_tools: list[DroppedTool]
+    dropped_tools: list[DroppedTool]  # the first 100 dropped
+    dropped_tools_total: int  # all of them

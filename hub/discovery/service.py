@@ -91,7 +91,7 @@ async def discover(
             "era": result.era,
             "protocol_version": result.protocol_version,
             "tools": len(result.tools),
-            "dropped_tools": len(result.dropped_tools),
+            "dropped_tools": result.dropped_total,
         },
     )
     return DiscoverResult(
@@ -101,4 +101,5 @@ async def discover(
         instructions=result.instructions,
         tools=result.tools,
         dropped_tools=[DroppedTool(**d) for d in result.dropped_tools],
+        dropped_tools_total=result.dropped_total,
     )

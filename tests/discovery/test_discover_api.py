@@ -72,7 +72,9 @@ async def test_discovers_an_sdk_peer_with_a_credential(
         "instructions",
         "tools",
         "dropped_tools",
+        "dropped_tools_total",
     }
+    assert data["dropped_tools_total"] == len(data["dropped_tools"])
     assert data["protocol_version"] == "2026-07-28"
     expected = {t["name"]: t for t in default_tools()}
     assert {t["name"] for t in data["tools"]} == set(expected)

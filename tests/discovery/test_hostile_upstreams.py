@@ -13,6 +13,7 @@ facts (PostgreSQL stores it neither in ``text`` nor in ``jsonb``). The limits ar
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from typing import Any
 
@@ -253,3 +254,33 @@ async def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(
     assert snapshot.status_code == 201, snapshot.text
     described = {t["name"]: t["description"] for t in snapshot.json()["data"]["tools"]}
     assert described == {"cut": "smile \ufffd", "whole": "smile \U0001f600"}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_many_dropped_entries_are_counted_not_each_listed_and_logged(
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+    caplog: pytest.LogCaptureFixture,
+    era: str,
+) -> None:
+    """Each dropped entry was listed in the answer and logged: a 4 MiB page of ``1,`` (two
+    million entries) made as many log lines and an 84 MB answer. The first 100 are listed, all
+    are counted, and one warning gives the count by reason."""
+    tools: list[Any] = [{"name": "fine", "inputSchema": {"type": "object"}}]
+    tools += [1] * 3_000 + [{"name": n, "inputSchema": {"type": "string"}} for n in ("b1", "b2")]
+    caplog.set_level(logging.WARNING, logger="hub.mcp.client.tools")
+    peer = await handmade_peer(era=era, tools=tools)
+    setup = await make_tenant_admin(database)
+    discovered, snapshot = await _discover_and_snapshot(client, setup, peer)
+    assert discovered.status_code == 200, discovered.text
+    assert snapshot.status_code == 201, snapshot.text
+    data = discovered.json()["data"]
+    assert [t["name"] for t in data["tools"]] == ["fine"]
+    assert data["dropped_tools"] == [{"name": None, "reason": "invalid_tool"}] * 100
+    assert data["dropped_tools_total"] == 3_002
+    warnings = [r for r in caplog.records if r.name == "hub.mcp.client.tools"]
+    assert len(warnings) == 2  # one listing by discovery, one by the snapshot
+    assert {(r.__dict__["dropped"], str(r.__dict__["reasons"])) for r in warnings} == {
+        (3_002, str({"invalid_tool": 3_000, "invalid_input_schema": 2}))
+    }

@@ -238,6 +238,7 @@ class McpClient:
                 instructions=nul_replaced(facts.instructions),
                 tools=catalog.tools,
                 dropped_tools=catalog.dropped,
+                dropped_total=catalog.dropped_total,
                 requests=channel.requests,
             )
 

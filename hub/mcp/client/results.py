@@ -35,7 +35,8 @@ class DiscoveryResult:
     """A server's description and tools, as discovered in one operation.
 
     ``tools``: the raw Tool objects in server order (malformed ones dropped, duplicates refused);
-    ``dropped_tools``: ``{"name": str | None, "reason": str}`` for each entry left out;
+    ``dropped_tools``: ``{"name": str | None, "reason": str}`` for the first entries left out
+    (at most ``MAX_DROPPED_LISTED``), ``dropped_total``: how many were left out in all;
     ``requests``: the HTTP requests the discovery made (probe, handshake, pages, DELETE…).
     """
 
@@ -46,6 +47,7 @@ class DiscoveryResult:
     instructions: str | None
     tools: list[dict[str, Json]]
     dropped_tools: list[dict[str, Json]]
+    dropped_total: int
     requests: int
 
 

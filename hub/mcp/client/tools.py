@@ -18,6 +18,10 @@
   ``mcp-types`` ``Tool`` model (``invalid_tool``), or holds U+0000 in any string or key
   (``nul_character``: PostgreSQL can store it neither in ``text`` nor in ``jsonb``, and a catalog
   must read the same on both backends; an entry whose name holds it is reported with no name).
+- **Listed up to a point**: the first :data:`MAX_DROPPED_LISTED` dropped entries are listed; all
+  are counted (``dropped_total``), and one warning per listing gives the count by reason. (Each
+  was listed and logged, so a 4 MiB page of ``1,`` — two million entries — made two million
+  log lines and an 84 MB answer: stop 43.)
 - **Fatal**: two entries with the same name (dropped ones included) fail the whole discovery
   with ``duplicate_tool``, since the hub could not tell which one a grant or a call means.
 """
@@ -25,6 +29,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -55,6 +60,8 @@ DropReason = Literal[
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_SUBSCHEMAS = 1_000
 MAX_SCHEMA_DEPTH = 64
+#: Dropped entries listed by name and reason; the rest are only counted.
+MAX_DROPPED_LISTED = 100
 
 PageFetcher = Callable[[str | None], Awaitable[Mapping[str, Any]]]
 """Fetch one ``tools/list`` page (``None``: the first) and return its checked result object."""
@@ -115,11 +122,17 @@ def drop_reason(tool: Any) -> DropReason | None:
 
 @dataclass
 class ToolCatalog:
-    """The tools kept so far (raw, in server order) and the entries dropped, with reasons."""
+    """The tools kept so far (raw, in server order) and the entries dropped: the first
+    :data:`MAX_DROPPED_LISTED` with their reasons, all of them counted."""
 
     tools: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    dropped_reasons: Counter[str] = field(default_factory=Counter)
     _names: set[str] = field(default_factory=set)
+
+    @property
+    def dropped_total(self) -> int:
+        return self.dropped_reasons.total()
 
     def add(self, entries: list[Any]) -> None:
         """Ingest one page; ``duplicate_tool`` when a name was seen before."""
@@ -134,10 +147,9 @@ class ToolCatalog:
             if reason is None:
                 self.tools.append(entry)
             else:
-                logger.warning(
-                    "mcp: dropped a tool from the server's list", extra={"reason": reason}
-                )
-                self.dropped.append({"name": name, "reason": reason})
+                self.dropped_reasons[reason] += 1
+                if len(self.dropped) < MAX_DROPPED_LISTED:
+                    self.dropped.append({"name": name, "reason": reason})
 
 
 async def collect_tools(fetch_page: PageFetcher) -> ToolCatalog:
@@ -153,6 +165,14 @@ async def collect_tools(fetch_page: PageFetcher) -> ToolCatalog:
             raise McpError("invalid_result")
         catalog.add(tools)
         if next_cursor is None:
+            if catalog.dropped_reasons:
+                logger.warning(
+                    "mcp: dropped tools from the server's list",
+                    extra={
+                        "dropped": catalog.dropped_total,
+                        "reasons": dict(catalog.dropped_reasons),
+                    },
+                )
             return catalog
         if next_cursor in cursors_seen:
             raise McpError("protocol_error")
