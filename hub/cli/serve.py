@@ -23,7 +23,6 @@ that into a clean exit rather than death by signal, which orchestrators would re
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import signal
 import socket
@@ -32,10 +31,10 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import typer
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
+from hub.core.http_protocol import HubHttpToolsProtocol
 
 if TYPE_CHECKING:  # every ``hub`` command imports this module: the app's stack when it serves
     from fastapi import FastAPI
@@ -45,28 +44,12 @@ if TYPE_CHECKING:  # every ``hub`` command imports this module: the app's stack 
 __all__ = [
     "APP",
     "UVICORN_OPTIONS",
-    "NoDelayHttpToolsProtocol",
     "proxy_options",
     "run_server",
     "serve",
     "served_app",
     "uvicorn_options",
 ]
-
-
-class NoDelayHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with ``TCP_NODELAY`` on every connection.
-
-    An event loop turns Nagle's algorithm off only on sockets whose protocol field says TCP, and
-    a listening socket made without it (``--workers N`` binds its own) says 0: its connections
-    would then hold a response's second write until the client's delayed ACK, 40 ms a response.
-    """
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        sock = transport.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        super().connection_made(transport)
 
 
 APP = "hub.cli.serve:served_app"
@@ -77,7 +60,7 @@ APP = "hub.cli.serve:served_app"
 #: hub's authenticated GET went from 608 to 945 req/s and its CPU per request from 1,673 to
 #: 1,046 µs; the bare route from 2,926 to 5,276 req/s (docs/decisions.md).
 UVICORN_OPTIONS: dict[str, Any] = {
-    "http": NoDelayHttpToolsProtocol,
+    "http": HubHttpToolsProtocol,
     "loop": "uvloop",
     "log_config": None,  # the hub's JSON logging (hub.core.logging), not uvicorn's
     "server_header": False,

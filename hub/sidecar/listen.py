@@ -27,6 +27,7 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hub.core.http_protocol import HubHttpToolsProtocol
 from hub.sidecar.errors import SidecarError
 from hub.sidecar.server import SidecarServer
 
@@ -127,6 +128,7 @@ class LoopbackServer:
         )
         config = uvicorn.Config(
             _Bearer(app, token),
+            http=HubHttpToolsProtocol,  # a bounded head: the token is read after the headers
             log_level="warning",
             access_log=False,
             ws="none",

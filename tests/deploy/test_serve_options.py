@@ -15,12 +15,13 @@ import uvicorn
 import uvloop
 
 from bench._serving import hub_env
-from hub.cli.serve import UVICORN_OPTIONS, NoDelayHttpToolsProtocol
+from hub.cli.serve import UVICORN_OPTIONS
+from hub.core.http_protocol import HubHttpToolsProtocol
 
 
 def test_the_hub_is_served_by_httptools_on_uvloop() -> None:
     config = uvicorn.Config("hub.cli.serve:served_app", factory=True, **UVICORN_OPTIONS)
-    assert config.http is NoDelayHttpToolsProtocol
+    assert config.http is HubHttpToolsProtocol
     loop_factory = config.get_loop_factory()
     assert loop_factory is not None
     loop = loop_factory()
@@ -66,7 +67,7 @@ async def test_a_served_connection_has_nagle_off() -> None:
         assert head.startswith(b"HTTP/1.1 200")
         connections = list(server.server_state.connections)
         assert len(connections) == 1
-        assert isinstance(connections[0], NoDelayHttpToolsProtocol)
+        assert isinstance(connections[0], HubHttpToolsProtocol)
         transport: Any = connections[0].transport
         sock = transport.get_extra_info("socket")
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -1,5 +1,6 @@
 """``hub sidecar --listen``: loopback Streamable HTTP at /mcp behind a bearer token, with Host
-and Origin checks, for the SDK's streamable HTTP client in both eras."""
+and Origin checks and a bounded request head, for the SDK's streamable HTTP client in both
+eras."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from hub.core.http_protocol import MAX_REQUEST_HEAD_BYTES
 from tests.deploy.serving import free_port
 from tests.gateway.support import Upstream
 from tests.peers.fixtures import SdkPeerStarter
@@ -82,6 +84,9 @@ async def test_listen_refuses_without_the_token_and_foreign_host_or_origin(
                     running.url, json=INIT, headers={**ACCEPT, "authorization": "Bearer nope"}
                 )
                 assert wrong.status_code == 401
+                big = {**ACCEPT, "x-big": "a" * MAX_REQUEST_HEAD_BYTES}  # read before the token
+                huge = await http.post(running.url, json=INIT, headers=big)
+                assert huge.status_code == 431
                 good = {**ACCEPT, "authorization": f"Bearer {running.token}"}
                 rebound = await http.post(
                     running.url, json=INIT, headers={**good, "host": f"evil.example:{port}"}

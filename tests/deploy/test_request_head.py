@@ -1,0 +1,142 @@
+"""``hub serve`` bounds a request's head: past 64 KiB of request line and headers it answers 431
+and closes the connection, before any authentication (stop 43). httptools sets no bound of its
+own: a 200 MiB header value and two million headers were each read whole and answered 200."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+from hub.cli.serve import UVICORN_OPTIONS
+from hub.core.http_protocol import LINGER_S, MAX_REQUEST_HEAD_BYTES
+from tests.deploy.test_serve_options import _Server
+
+
+async def _echo_length(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Answers 200 with the length of the request's body."""
+    if scope["type"] != "http":
+        return
+    size, more = 0, True
+    while more:
+        message = await receive()
+        size += len(message.get("body", b""))
+        more = message.get("more_body", False)
+    body = str(size).encode()
+    headers = [(b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.fixture
+async def port() -> AsyncIterator[int]:
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.bind(("127.0.0.1", 0))
+    options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}  # the test's own loop
+    server = _Server(uvicorn.Config(_echo_length, lifespan="off", **options))
+    serving = asyncio.create_task(server.serve(sockets=[listening]))
+    await asyncio.wait_for(server.ready.wait(), 10)
+    yield int(listening.getsockname()[1])
+    server.should_exit = True
+    await serving
+
+
+async def _response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    status = int(head.split(b" ", 2)[1])
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    return status, await asyncio.wait_for(reader.readexactly(length), 10)
+
+
+async def _send_until_closed(writer: asyncio.StreamWriter, start: bytes, piece: bytes) -> int:
+    """Write ``start``, then ``piece`` again and again until the server closes the connection;
+    the bytes written."""
+    writer.write(start)
+    sent = len(start)
+    try:
+        while True:
+            writer.write(piece)
+            await writer.drain()
+            sent += len(piece)
+    except ConnectionError:
+        return sent
+
+
+async def _in_pieces(writer: asyncio.StreamWriter, data: bytes) -> None:
+    """``data`` in writes of 1,000 bytes, so that the server reads a head in many reads."""
+    for i in range(0, len(data), 1000):
+        writer.write(data[i : i + 1000])
+        await writer.drain()
+        await asyncio.sleep(0.001)
+
+
+def _request(headers: bytes = b"", body: bytes = b"") -> bytes:
+    return (
+        b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+        + headers
+        + b"content-length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
+@pytest.mark.parametrize("shape", ["one-value", "many-headers", "long-url"])
+async def test_a_head_past_the_bound_is_431_and_the_connection_closes(
+    port: int, shape: str
+) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    start, piece = {
+        "one-value": (b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: ", b"a" * 4096),
+        "many-headers": (b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n", b"x-h: v\r\n" * 512),
+        "long-url": (b"GET /", b"a" * 4096),
+    }[shape]
+    sending = asyncio.create_task(_send_until_closed(writer, start, piece))
+    status, body = await _response(reader)  # read while the client is still sending
+    assert status == 431
+    assert json.loads(body)["error"]["code"] == "headers_too_large"
+    assert await asyncio.wait_for(reader.read(), 10) == b""  # the server's side is closed
+    await asyncio.wait_for(sending, LINGER_S + 10)  # and then the connection
+    writer.close()
+
+
+async def test_heads_within_the_bound_and_large_bodies_are_served(port: int) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    near = b"x-near: " + b"n" * (MAX_REQUEST_HEAD_BYTES - 200) + b"\r\n"
+    body = b"b" * (4 * 1024 * 1024)
+    # a head just under the bound, sent in small pieces
+    await _in_pieces(writer, _request(near))
+    assert await _response(reader) == (200, b"0")
+    # a body far past the bound, in one write: the head's count stops at the head
+    writer.write(_request(body=body))
+    assert await _response(reader) == (200, str(len(body)).encode())
+    # on one connection, many heads whose sum passes the bound: each head is counted alone
+    for _ in range(3):
+        await _in_pieces(writer, _request(near))
+        assert await _response(reader) == (200, b"0")
+    # pipelined: two requests, then a third head that completes in the next write
+    third = _request(near)
+    writer.write(_request(body=body) + _request(near) + third[:100])
+    writer.write(third[100:])
+    for expected in (str(len(body)).encode(), b"0", b"0"):
+        assert await _response(reader) == (200, expected)
+    writer.close()
+
+
+async def test_a_head_past_the_bound_read_whole_is_431_too(port: int) -> None:
+    """However the head is split into reads: in one write of 100 KiB, the server may read it in
+    one go and parse it whole before counting anything."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(_request(b"x-big: " + b"a" * (100 * 1024) + b"\r\n", body=b"{}"))
+    status, body = await _response(reader)
+    assert status == 431
+    assert json.loads(body)["error"]["code"] == "headers_too_large"
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
