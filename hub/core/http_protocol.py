@@ -19,6 +19,12 @@ of the earlier body cannot be told apart), so a pipelined head gets one read mor
 chunked body arrive after the head; the body's own bound (the request middleware's 413) ends
 such a request first. The sidecar's ``--listen`` server runs the same protocol: its token is
 read after the headers.
+
+**The head is timed** too. uvicorn's keep-alive timer stops at a connection's first byte and
+nothing starts again until a response: a head sent a header a few seconds apart was read for as
+long as it took (probed: 28 s of 7 s gaps, then served). Once a read leaves a head incomplete,
+the rest must arrive within :data:`HEAD_TIMEOUT_S`, or the connection gets a 408 and is closed.
+A head that arrives in one read, as nearly every head does, starts no timer.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["LINGER_S", "MAX_REQUEST_HEAD_BYTES", "HubHttpToolsProtocol"]
+__all__ = ["HEAD_TIMEOUT_S", "LINGER_S", "MAX_REQUEST_HEAD_BYTES", "HubHttpToolsProtocol"]
 
 #: The request line and headers together. Browsers and proxies send a few kilobytes; nginx
 #: refuses past 32 KiB by default, Node.js past 16 KiB.
@@ -41,24 +47,35 @@ LINGER_S = 2.0
 
 logger = logging.getLogger(__name__)
 
-_BODY = json.dumps(
-    {
-        "error": {
-            "code": "headers_too_large",
-            "message": "the request line and headers are larger than "
-            f"{MAX_REQUEST_HEAD_BYTES} bytes",
-        }
-    }
-).encode()
-_REFUSAL = b"".join(
-    [
-        b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
-        b"content-type: application/json\r\n",
-        b"content-length: " + str(len(_BODY)).encode() + b"\r\n",
-        b"connection: close\r\n",
-        b"\r\n",
-        _BODY,
-    ]
+#: How long a request's head may take to arrive once its first read left it incomplete.
+HEAD_TIMEOUT_S = 10.0
+
+
+def _error_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+def _raw_response(status: bytes, body: bytes) -> bytes:
+    return b"".join(
+        [
+            b"HTTP/1.1 " + status + b"\r\n",
+            b"content-type: application/json\r\n",
+            b"content-length: " + str(len(body)).encode() + b"\r\n",
+            b"connection: close\r\n",
+            b"\r\n",
+            body,
+        ]
+    )
+
+
+_BODY = _error_body(
+    "headers_too_large",
+    f"the request line and headers are larger than {MAX_REQUEST_HEAD_BYTES} bytes",
+)
+_REFUSAL = _raw_response(b"431 Request Header Fields Too Large", _BODY)
+_TIMED_OUT = _raw_response(
+    b"408 Request Timeout",
+    _error_body("request_timeout", f"the request's head took longer than {HEAD_TIMEOUT_S:g} s"),
 )
 
 
@@ -91,6 +108,8 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
     _head_began = False  # a message completed in the read being parsed
     _refused = False  # the head passed the bound: what arrives now is discarded
     _may_pass = False  # the read being parsed could complete a head past the bound
+    _head_timer: asyncio.TimerHandle | None = None  # set while a head is incomplete
+    head_timeout_s = HEAD_TIMEOUT_S
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         sock = transport.get_extra_info("socket")
@@ -108,6 +127,25 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
             self._head_bytes += len(data)
             if self._head_bytes > MAX_REQUEST_HEAD_BYTES and not self.transport.is_closing():
                 self._refuse()
+            elif self._head_timer is None:
+                loop = asyncio.get_running_loop()
+                self._head_timer = loop.call_later(self.head_timeout_s, self._head_timed_out)
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self._in_head and not self._refused and not self.transport.is_closing():
+            logger.warning("http: a request's head did not arrive in time; refused with 408")
+            self.transport.write(_TIMED_OUT)
+            self.transport.close()
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
 
     def _refuse(self) -> None:
         logger.warning(
@@ -122,6 +160,7 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        self._stop_head_timer()
         if self._may_pass and _head_size(self.url, self.headers) > MAX_REQUEST_HEAD_BYTES:
             # a head that arrived whole in one large read: answered by an app of its own, as
             # uvicorn answers 503 past its concurrency limit, and the connection closed after it

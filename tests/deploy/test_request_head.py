@@ -5,8 +5,10 @@ own: a 200 MiB header value and two million headers were each read whole and ans
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 import uvicorn
 
 from hub.cli.serve import UVICORN_OPTIONS
-from hub.core.http_protocol import LINGER_S, MAX_REQUEST_HEAD_BYTES
+from hub.core.http_protocol import LINGER_S, MAX_REQUEST_HEAD_BYTES, HubHttpToolsProtocol
 from tests.deploy.test_serve_options import _Server
 
 
@@ -33,17 +35,34 @@ async def _echo_length(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-@pytest.fixture
-async def port() -> AsyncIterator[int]:
+@contextlib.asynccontextmanager
+async def _serving(**overrides: Any) -> AsyncIterator[int]:
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listening.bind(("127.0.0.1", 0))
     options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}  # the test's own loop
-    server = _Server(uvicorn.Config(_echo_length, lifespan="off", **options))
+    server = _Server(uvicorn.Config(_echo_length, lifespan="off", **{**options, **overrides}))
     serving = asyncio.create_task(server.serve(sockets=[listening]))
     await asyncio.wait_for(server.ready.wait(), 10)
     yield int(listening.getsockname()[1])
     server.should_exit = True
     await serving
+
+
+@pytest.fixture
+async def port() -> AsyncIterator[int]:
+    async with _serving() as bound:
+        yield bound
+
+
+class _QuickHead(HubHttpToolsProtocol):
+    head_timeout_s = 0.5
+
+
+@pytest.fixture
+async def quick_port() -> AsyncIterator[int]:
+    """The protocol with a head timeout of half a second instead of ten."""
+    async with _serving(http=_QuickHead) as bound:
+        yield bound
 
 
 async def _response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
@@ -139,4 +158,43 @@ async def test_a_head_past_the_bound_read_whole_is_431_too(port: int) -> None:
     assert status == 431
     assert json.loads(body)["error"]["code"] == "headers_too_large"
     assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
+
+
+@pytest.mark.parametrize("pace", ["silent", "dribbling"])
+async def test_a_head_that_does_not_arrive_in_time_is_408(quick_port: int, pace: str) -> None:
+    """uvicorn's keep-alive timer stops at the first byte: a head sent a header every few
+    seconds was read for as long as it took. Progress does not restart the timer."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", quick_port)
+    started = time.monotonic()
+    writer.write(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+
+    async def dribble() -> None:
+        with contextlib.suppress(ConnectionError):
+            while pace == "dribbling":
+                await asyncio.sleep(0.1)
+                writer.write(b"x-a: b\r\n")
+                await writer.drain()
+
+    dribbling = asyncio.create_task(dribble())
+    status, body = await _response(reader)
+    assert status == 408
+    assert json.loads(body)["error"]["code"] == "request_timeout"
+    assert 0.5 <= time.monotonic() - started < 0.5 + 1.5
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    dribbling.cancel()
+    writer.close()
+
+
+async def test_each_head_has_its_own_time(quick_port: int) -> None:
+    """On one connection, heads that each arrive within the timeout, in pieces and with pauses
+    between requests longer than it, are all served."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", quick_port)
+    for _ in range(3):
+        request = _request(b"x-a: b\r\n")
+        writer.write(request[:10])
+        await asyncio.sleep(0.3)
+        writer.write(request[10:])
+        assert await _response(reader) == (200, b"0")
+        await asyncio.sleep(0.3)
     writer.close()
