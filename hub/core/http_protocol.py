@@ -9,8 +9,8 @@ A few connections were enough to pass the chart's 512 MiB memory limit on every 
 
 :class:`HubHttpToolsProtocol` counts the bytes a connection sends while a request's head is
 incomplete, after each read is parsed, and past :data:`MAX_REQUEST_HEAD_BYTES` answers 431 (a
-head that arrives whole in one read is measured when it is parsed, and answered 431 the same); what
-the server holds for one head is then at most the bound and one read. It then closes its side
+head that arrives whole in one read is measured when it is parsed, and answered 431 the same);
+what the server holds for one head is then at most the bound and one read. It then closes its side
 and reads on for :data:`LINGER_S`, discarding, before it closes the connection: closing a socket
 with unread bytes sends a reset, and the client would lose the 431 before reading it.
 
@@ -44,11 +44,10 @@ __all__ = ["HEAD_TIMEOUT_S", "LINGER_S", "MAX_REQUEST_HEAD_BYTES", "HubHttpTools
 MAX_REQUEST_HEAD_BYTES = 64 * 1024
 #: How long a refused connection's further bytes are read and discarded before it is closed.
 LINGER_S = 2.0
-
-logger = logging.getLogger(__name__)
-
 #: How long a request's head may take to arrive once its first read left it incomplete.
 HEAD_TIMEOUT_S = 10.0
+
+logger = logging.getLogger(__name__)
 
 
 def _error_body(code: str, message: str) -> bytes:
