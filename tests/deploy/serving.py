@@ -7,6 +7,7 @@ is returned once it has stopped.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
@@ -21,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import uvicorn
 
 from tests.support.hubcommand import hub_argv
 
-__all__ = ["RunningHub", "free_port", "hub_command", "running_hub"]
+__all__ = ["ReadyServer", "RunningHub", "free_port", "hub_command", "running_hub"]
 
 TEST_KEYRING = "k1:" + base64.b64encode(b"d" * 32).decode()  # a test key, never a real one
 TEST_PEPPER = "deploy-test-pepper-0123456789abcdef0123456789"
@@ -117,3 +119,15 @@ def hub_command(tmp_path: Path, port: int, *args: str, **settings: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+class ReadyServer(uvicorn.Server):
+    """An in-process uvicorn server that sets ``ready`` once it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = asyncio.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.ready.set()

@@ -17,7 +17,7 @@ import uvicorn
 
 from hub.cli.serve import UVICORN_OPTIONS
 from hub.core.http_protocol import LINGER_S, MAX_REQUEST_HEAD_BYTES, HubHttpToolsProtocol
-from tests.deploy.test_serve_options import _Server
+from tests.deploy.serving import ReadyServer
 
 
 async def _echo_length(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -40,7 +40,7 @@ async def _serving(**overrides: Any) -> AsyncIterator[int]:
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listening.bind(("127.0.0.1", 0))
     options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}  # the test's own loop
-    server = _Server(uvicorn.Config(_echo_length, lifespan="off", **{**options, **overrides}))
+    server = ReadyServer(uvicorn.Config(_echo_length, lifespan="off", **{**options, **overrides}))
     serving = asyncio.create_task(server.serve(sockets=[listening]))
     await asyncio.wait_for(server.ready.wait(), 10)
     yield int(listening.getsockname()[1])

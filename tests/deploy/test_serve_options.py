@@ -17,6 +17,7 @@ import uvloop
 from bench._serving import hub_env
 from hub.cli.serve import UVICORN_OPTIONS
 from hub.core.http_protocol import HubHttpToolsProtocol
+from tests.deploy.serving import ReadyServer
 
 
 def test_the_hub_is_served_by_httptools_on_uvloop() -> None:
@@ -38,18 +39,6 @@ async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-class _Server(uvicorn.Server):
-    """Sets ``ready`` once it accepts connections."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.ready = asyncio.Event()
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        self.ready.set()
-
-
 async def test_a_served_connection_has_nagle_off() -> None:
     # proto 0, as a socket bound without naming TCP: the loop would leave Nagle on
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
@@ -57,7 +46,7 @@ async def test_a_served_connection_has_nagle_off() -> None:
     listening.bind(("127.0.0.1", 0))
     port = listening.getsockname()[1]
     options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}  # the test's own loop
-    server = _Server(uvicorn.Config(_app, lifespan="off", **options))
+    server = ReadyServer(uvicorn.Config(_app, lifespan="off", **options))
     serving = asyncio.create_task(server.serve(sockets=[listening]))
     try:
         await asyncio.wait_for(server.ready.wait(), 10)

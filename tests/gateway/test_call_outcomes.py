@@ -20,6 +20,7 @@ import httpx2
 import pytest
 
 from hub.core.db import Database
+from tests.gateway.costly import RECURSIVE_ONE_OF, nested
 from tests.gateway.support import Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
@@ -221,13 +222,6 @@ async def test_a_pattern_runs_in_linear_time(
     assert _class(result) == "invalid_arguments"
 
 
-def _nested(depth: int) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for _ in range(depth):
-        value = {"a": value}
-    return value
-
-
 async def test_the_argument_check_is_linear_in_the_arguments(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
@@ -241,16 +235,7 @@ async def test_the_argument_check_is_linear_in_the_arguments(
             "properties": {"tags": {"type": "array", "uniqueItems": True}},
         },
     }
-    tree = {
-        "name": "tree",
-        "inputSchema": {
-            "type": "object",
-            "oneOf": [
-                {"properties": {"a": {"$ref": "#"}}},
-                {"properties": {"a": {"$ref": "#"}}, "minProperties": 2},
-            ],
-        },
-    }
+    tree = {"name": "tree", "inputSchema": RECURSIVE_ONE_OF}
     deployed, peer = await _setup(client, database, handmade_peer, tools=[unique, tree])
     started = time.monotonic()
     tags = [{"k": i} for i in range(6_000)]
@@ -259,7 +244,7 @@ async def test_the_argument_check_is_linear_in_the_arguments(
     repeated = _result(await _call(client, deployed, "up__tags", {"tags": [*tags, {"k": 0}]}))
     assert _class(repeated) == "invalid_arguments"
     assert "item 6000 repeats item 0" in repeated["content"][0]["text"]
-    refused = _result(await _call(client, deployed, "up__tree", _nested(24)))
+    refused = _result(await _call(client, deployed, "up__tree", nested(24)))
     assert time.monotonic() - started < 3 * 1.5
     assert _class(refused) == "invalid_arguments"
     assert "cost too much to check" in refused["content"][0]["text"]

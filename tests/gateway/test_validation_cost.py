@@ -18,6 +18,7 @@ from jsonschema import Draft4Validator, Draft202012Validator
 
 from hub.gateway.engine.validation import TOO_COSTLY, ArgumentError, ArgumentValidator
 from hub.gateway.engine.validation_cost import BASE_STEPS, STEPS_PER_VALUE, Budget, TooCostly
+from tests.gateway.costly import RECURSIVE_ONE_OF, nested
 
 BOUND_S = 1.5
 
@@ -88,23 +89,6 @@ def test_unique_items_agrees_with_jsonschema(items: list[Any]) -> None:
         assert (got.errors({"a": items}) == []) is expected, items
 
 
-def _nested(depth: int) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for _ in range(depth):
-        value = {"a": value}
-    return value
-
-
-#: what a recursive model with a union in it looks like: each level validates both branches.
-#: The failing keyword's name is longer than ``properties``, so PostgreSQL's ``jsonb`` (which
-#: orders keys by length) still evaluates it second, after the descent.
-ONE_OF = {
-    "type": "object",
-    "oneOf": [
-        {"properties": {"a": {"$ref": "#"}}},
-        {"properties": {"a": {"$ref": "#"}}, "minProperties": 2},
-    ],
-}
 UNEVALUATED = {
     "type": "object",
     "$defs": {
@@ -118,12 +102,14 @@ UNEVALUATED = {
 }
 
 
-@pytest.mark.parametrize("schema", [ONE_OF, UNEVALUATED], ids=["oneOf", "unevaluatedProperties"])
+@pytest.mark.parametrize(
+    "schema", [RECURSIVE_ONE_OF, UNEVALUATED], ids=["oneOf", "unevaluatedProperties"]
+)
 def test_exponential_work_is_cut_off(schema: dict[str, Any]) -> None:
-    errors, elapsed = _timed(schema, _nested(24))  # 2**24 times a level's work, unbounded
+    errors, elapsed = _timed(schema, nested(24))  # 2**24 times a level's work, unbounded
     assert errors == [ArgumentError("$", TOO_COSTLY)]
     assert elapsed < BOUND_S
-    shallow, _ = _timed(schema, _nested(4))  # the same schema, arguments it can afford
+    shallow, _ = _timed(schema, nested(4))  # the same schema, arguments it can afford
     assert shallow == []
 
 
