@@ -159,7 +159,8 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
-        self._stop_head_timer()
+        if self._head_timer is not None:  # (a head that came in one read started none)
+            self._stop_head_timer()
         if self._may_pass and _head_size(self.url, self.headers) > MAX_REQUEST_HEAD_BYTES:
             # a head that arrived whole in one large read: answered by an app of its own, as
             # uvicorn answers 503 past its concurrency limit, and the connection closed after it
