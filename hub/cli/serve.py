@@ -34,7 +34,7 @@ import typer
 
 from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
-from hub.core.http_protocol import HubHttpToolsProtocol
+from hub.core.http_protocol import HubHttpToolsProtocol, limit_pending_requests
 
 if TYPE_CHECKING:  # every ``hub`` command imports this module: the app's stack when it serves
     from fastapi import FastAPI
@@ -111,7 +111,9 @@ def served_app() -> FastAPI:
     """
     from hub.app import create_app
 
-    app = create_app(runtime_settings())
+    settings = runtime_settings()
+    limit_pending_requests(settings.max_pending_request_bytes)
+    app = create_app(settings)
     _served.append(app)
     gc.collect()
     gc.freeze()

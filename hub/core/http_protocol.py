@@ -25,6 +25,23 @@ nothing starts again until a response: a head sent a header a few seconds apart 
 long as it took (probed: 28 s of 7 s gaps, then served). Once a read leaves a head incomplete,
 the rest must arrive within :data:`HEAD_TIMEOUT_S`, or the connection gets a 408 and is closed.
 A head that arrives in one read, as nearly every head does, starts no timer.
+
+**The body is timed**, and what incomplete requests hold is bounded (found by sending it, stop
+44). A POST with any well-formed key (its checksum is public: no secret needed) is read whole
+before it is authenticated, as FastAPI reads every body before a route's dependencies; nothing
+timed the body's arrival. One hundred connections each sent 2 MiB less a few bytes and stalled:
+``hub serve``'s VmRSS went from 124 to 331 MB and stayed there, connections open, 40 s later.
+Under 200 such connections pass the chart's 512 MiB limit. So:
+
+- A body still incomplete :data:`BODY_TIMEOUT_S` after its head gets a 408 and the connection
+  closes. Time the server itself stopped reading (an app that has not yet taken what it was
+  sent, a pipelined request waiting its turn) restarts the clock: the client is not the slow one.
+- The bytes of every request a process has begun and not wholly received, heads and bodies,
+  across its connections, are counted in one :class:`PendingBytes` (``HUB_MAX_PENDING_REQUEST_
+  BYTES``, 64 MiB by default). A read that finds the count past it gets a 503 ``server_busy``
+  and its connection is closed. A request that arrives in one read, as nearly every request
+  does, is never counted, so it is served whatever the count; what the count refuses is the
+  next slow or large request, while the budget is full, until its holders finish or time out.
 """
 
 from __future__ import annotations
@@ -33,11 +50,23 @@ import asyncio
 import json
 import logging
 import socket
+from collections.abc import Callable
 from typing import Any
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["HEAD_TIMEOUT_S", "LINGER_S", "MAX_REQUEST_HEAD_BYTES", "HubHttpToolsProtocol"]
+__all__ = [
+    "BODY_TIMEOUT_S",
+    "HEAD_TIMEOUT_S",
+    "LINGER_S",
+    "MAX_PENDING_REQUEST_BYTES",
+    "MAX_REQUEST_HEAD_BYTES",
+    "PENDING",
+    "HubHttpToolsProtocol",
+    "PendingBytes",
+    "limit_pending_requests",
+]
 
 #: The request line and headers together. Browsers and proxies send a few kilobytes; nginx
 #: refuses past 32 KiB by default, Node.js past 16 KiB.
@@ -46,6 +75,11 @@ MAX_REQUEST_HEAD_BYTES = 64 * 1024
 LINGER_S = 2.0
 #: How long a request's head may take to arrive once its first read left it incomplete.
 HEAD_TIMEOUT_S = 10.0
+#: How long a request's body may take to arrive once its head has (2 MiB in 30 s is 70 kB/s).
+BODY_TIMEOUT_S = 30.0
+#: The default bound of the bytes of begun, incomplete requests a process holds
+#: (``HUB_MAX_PENDING_REQUEST_BYTES``).
+MAX_PENDING_REQUEST_BYTES = 64 * 1024 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +110,37 @@ _TIMED_OUT = _raw_response(
     b"408 Request Timeout",
     _error_body("request_timeout", f"the request's head took longer than {HEAD_TIMEOUT_S:g} s"),
 )
+_BODY_TIMED_OUT = _raw_response(
+    b"408 Request Timeout",
+    _error_body("request_timeout", f"the request's body took longer than {BODY_TIMEOUT_S:g} s"),
+)
+_BUSY = _raw_response(
+    b"503 Service Unavailable\r\nretry-after: 1",
+    _error_body(
+        "server_busy",
+        "the server holds too many requests that have not finished arriving; try again",
+    ),
+)
+
+
+class PendingBytes:
+    """The bytes of requests begun and not wholly received, across one process's connections,
+    and the bound past which a read that adds to them is refused."""
+
+    __slots__ = ("held", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.held = 0
+        self.limit = limit
+
+
+#: The process's count (each ``--workers`` process has its own).
+PENDING = PendingBytes(MAX_PENDING_REQUEST_BYTES)
+
+
+def limit_pending_requests(limit: int) -> None:
+    """Set the process's bound (``HUB_MAX_PENDING_REQUEST_BYTES``), before it serves."""
+    PENDING.limit = limit
 
 
 def _head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
@@ -94,6 +159,39 @@ async def _head_too_large(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": _BODY})
 
 
+class _TimedFlow(FlowControl):
+    """uvicorn's flow control, counting the time the server has not read the connection."""
+
+    def __init__(
+        self,
+        transport: asyncio.Transport,
+        loop: asyncio.AbstractEventLoop,
+        on_resume: Callable[[], None],
+    ) -> None:
+        super().__init__(transport)
+        self._loop = loop
+        self._on_resume = on_resume
+        self._paused_at = 0.0
+        self._paused_s = 0.0  # pauses ended
+
+    @property
+    def paused_s(self) -> float:
+        """The time reading has been paused, in total, the pause in course included."""
+        ongoing = self._loop.time() - self._paused_at if self.read_paused else 0.0
+        return self._paused_s + ongoing
+
+    def pause_reading(self) -> None:
+        if not self.read_paused:
+            self._paused_at = self._loop.time()
+        super().pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.read_paused:
+            self._paused_s += self._loop.time() - self._paused_at
+            super().resume_reading()
+            self._on_resume()
+
+
 class HubHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with ``TCP_NODELAY`` on every connection and a bounded head.
 
@@ -108,13 +206,21 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
     _refused = False  # the head passed the bound: what arrives now is discarded
     _may_pass = False  # the read being parsed could complete a head past the bound
     _head_timer: asyncio.TimerHandle | None = None  # set while a head is incomplete
+    _in_body = False  # a request's head has arrived and its body has not, all of it
+    _body_timer: asyncio.TimerHandle | None = None  # set while a body is incomplete
+    _held = 0  # this connection's bytes in :attr:`pending`
+    _body_due = 0.0  # (loop time) when the body is due, were the server never to stop reading
+    _body_paused_s = 0.0  # the connection's time not read, in total, when the body's time began
     head_timeout_s = HEAD_TIMEOUT_S
+    body_timeout_s = BODY_TIMEOUT_S
+    pending = PENDING
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
+        self.flow = self._timed_flow = _TimedFlow(transport, self.loop, self._reading_resumed)
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -122,13 +228,36 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
         self._head_began = False
         self._may_pass = self._head_bytes + len(data) > MAX_REQUEST_HEAD_BYTES
         super().data_received(data)
+        if self.transport.is_closing():
+            self._release()
+            return
         if self._in_head and not self._head_began:
             self._head_bytes += len(data)
-            if self._head_bytes > MAX_REQUEST_HEAD_BYTES and not self.transport.is_closing():
-                self._refuse()
-            elif self._head_timer is None:
+            self._hold(len(data))
+            if self._head_bytes > MAX_REQUEST_HEAD_BYTES:
+                self._refuse_head()
+                return
+            if self._head_timer is None:
                 loop = asyncio.get_running_loop()
                 self._head_timer = loop.call_later(self.head_timeout_s, self._head_timed_out)
+        elif self._in_body:
+            self._hold(len(data))  # (with the head's bytes when it came in this read)
+            if self._body_timer is None:
+                self._start_body_timer()
+        if self._held and self.pending.held > self.pending.limit:
+            logger.warning(
+                "http: requests not yet received hold more than the bound; refused with 503",
+                extra={"pending_bytes": self.pending.held},
+            )
+            self._refuse(_BUSY)
+
+    def _hold(self, size: int) -> None:
+        self._held += size
+        self.pending.held += size
+
+    def _release(self) -> None:
+        self.pending.held -= self._held
+        self._held = 0
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
@@ -142,23 +271,68 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
             self._head_timer.cancel()
             self._head_timer = None
 
+    def _start_body_timer(self) -> None:
+        self._body_due = self.loop.time() + self.body_timeout_s
+        self._body_paused_s = self._timed_flow.paused_s
+        self._body_timer = self.loop.call_at(self._body_due, self._body_timed_out)
+
+    def _body_timed_out(self) -> None:
+        self._body_timer = None
+        if not self._in_body or self._refused or self.transport.is_closing():
+            return
+        if self.flow.read_paused:  # the server is not reading: :meth:`_reading_resumed` goes on
+            return
+        # the time the server did not read (an app yet to take what it was sent, a pipelined
+        # request waiting its turn) is not the client's
+        due = self._body_due + self._timed_flow.paused_s - self._body_paused_s
+        if self.loop.time() < due:
+            self._body_timer = self.loop.call_at(due, self._body_timed_out)
+            return
+        logger.warning("http: a request's body did not arrive in time; refused with 408")
+        self._refuse(_BODY_TIMED_OUT)
+
+    def _reading_resumed(self) -> None:
+        if self._in_body and self._body_timer is None and not self._refused:
+            self._body_timed_out()
+
+    def _stop_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_timer()
+        self._stop_body_timer()
+        self._release()
         super().connection_lost(exc)
 
-    def _refuse(self) -> None:
+    def _refuse_head(self) -> None:
         logger.warning(
             "http: a request's head passed the bound; refused with 431",
             extra={"head_bytes": self._head_bytes},
         )
+        self._refuse(_REFUSAL)
+
+    def _refuse(self, response: bytes) -> None:
+        """Answer ``response`` unless a response has begun, end the request its app may be
+        reading (it receives a disconnect), and close: at once on our side, after
+        :data:`LINGER_S` of discarding what the client still sends on its side."""
         self._refused = True
-        self.transport.write(_REFUSAL)
+        self._release()
+        self._stop_head_timer()
+        self._stop_body_timer()
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete or not cycle.response_started:
+            self.transport.write(response)
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
         if self.transport.can_write_eof():
             self.transport.write_eof()
         asyncio.get_running_loop().call_later(LINGER_S, self.transport.close)
 
     def on_headers_complete(self) -> None:
-        self._in_head = False
+        self._in_head, self._in_body = False, True
         if self._head_timer is not None:  # (a head that came in one read started none)
             self._stop_head_timer()
         if self._may_pass and _head_size(self.url, self.headers) > MAX_REQUEST_HEAD_BYTES:
@@ -175,4 +349,7 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._in_head, self._head_bytes, self._head_began = True, 0, True
+        self._in_body = False
+        self._stop_body_timer()
+        self._release()
         super().on_message_complete()

@@ -10,7 +10,8 @@ client's address (``scope["client"]``, which uvicorn rewrites from ``X-Forwarded
 It is plain ASGI (not ``BaseHTTPMiddleware``) and sits outside FastAPI's exception handling so it
 holds for everything: Starlette's own 404/405, errors raised by middleware, and unhandled
 exceptions. Every response gets an ``x-request-id`` header; an exception that escapes the app
-becomes the DESIGN error body with status 500 and no stack trace (the trace goes to the log).
+becomes the DESIGN error body with status 500 and no stack trace (the trace goes to the log). A
+client that leaves before its body has arrived is no error: logged at INFO, counted as 499.
 Every request is timed into ``hub_request_duration_seconds`` by the route template that matched
 (never the raw path, so no ids in labels), and a request body over ``HUB_MAX_REQUEST_BYTES`` is
 refused with 413 before it fills memory.
@@ -26,6 +27,7 @@ import uuid
 from typing import Any
 
 from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: TID251
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hub.core.errors import HubError, InternalError, PayloadTooLarge
@@ -39,6 +41,8 @@ log = logging.getLogger("hub.request")
 REQUEST_ID_HEADER = b"x-request-id"
 CLIENT_REQUEST_ID_HEADER = b"x-client-request-id"
 _SAFE_INCOMING_ID = re.compile(r"^[A-Za-z0-9._-]{8,128}$")
+#: the status a request is counted under when its client left before it was answered (nginx's)
+CLIENT_CLOSED = 499
 
 
 def new_request_id() -> str:
@@ -99,6 +103,12 @@ class RequestEdgeMiddleware:
                 await _send_error(edge_send, PayloadTooLarge(), request_id, 413)
                 return
             await self.app(scope, self._counting(receive), edge_send)
+        except ClientDisconnect:
+            # the client went away before its body had arrived (or the server ended the
+            # request: a body that came too slowly, hub.core.http_protocol): nobody to answer
+            log.info("client disconnected before its request arrived")
+            if not started:
+                status = CLIENT_CLOSED
         except Exception:
             log.exception("unhandled error", extra={"path": scope.get("path")})
             if started:

@@ -104,6 +104,8 @@ class Settings(BaseSettings):
 
     # Serving
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
+    # The bytes of begun, not yet received requests one process holds (hub.core.http_protocol)
+    max_pending_request_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     # Peers whose X-Forwarded-For/-Proto headers ``hub serve`` believes (IPs or CIDRs; default none)
@@ -182,6 +184,15 @@ class Settings(BaseSettings):
             except json.JSONDecodeError:
                 raise ValueError("HUB_EXTRA_ORIGINS must be a JSON object") from None
         return value
+
+    @model_validator(mode="after")
+    def _pending_holds_a_request(self) -> Settings:
+        if self.max_pending_request_bytes < self.max_request_bytes:
+            raise ValueError(
+                "HUB_MAX_PENDING_REQUEST_BYTES must be at least HUB_MAX_REQUEST_BYTES"
+                " (a body larger than it could never arrive)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _production_rules(self) -> Settings:

@@ -128,7 +128,7 @@ class LoopbackServer:
         )
         config = uvicorn.Config(
             _Bearer(app, token),
-            http=HubHttpToolsProtocol,  # a bounded head: the token is read after the headers
+            http=HubHttpToolsProtocol,  # bounded requests: the token is read after the headers
             log_level="warning",
             access_log=False,
             ws="none",

@@ -109,3 +109,13 @@ def test_trusted_proxy_that_is_not_an_address_or_network_is_refused(
         load_settings()
     assert "trusted_proxies" in str(info.value)
     assert entry not in str(info.value)
+
+
+def test_the_pending_bound_must_hold_a_whole_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body larger than what incomplete requests may hold could never arrive."""
+    monkeypatch.setenv("HUB_MAX_REQUEST_BYTES", str(8 * 1024 * 1024))
+    monkeypatch.setenv("HUB_MAX_PENDING_REQUEST_BYTES", str(4 * 1024 * 1024))
+    with pytest.raises(ConfigError, match="at least HUB_MAX_REQUEST_BYTES"):
+        load_settings()
+    monkeypatch.setenv("HUB_MAX_PENDING_REQUEST_BYTES", str(8 * 1024 * 1024))
+    assert load_settings().max_pending_request_bytes == 8 * 1024 * 1024

@@ -7,50 +7,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
-import uvicorn
 
-from hub.cli.serve import UVICORN_OPTIONS
 from hub.core.http_protocol import LINGER_S, MAX_REQUEST_HEAD_BYTES, HubHttpToolsProtocol
-from tests.deploy.serving import ReadyServer
-
-
-async def _echo_length(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Answers 200 with the length of the request's body."""
-    if scope["type"] != "http":
-        return
-    size, more = 0, True
-    while more:
-        message = await receive()
-        size += len(message.get("body", b""))
-        more = message.get("more_body", False)
-    body = str(size).encode()
-    headers = [(b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-@contextlib.asynccontextmanager
-async def _serving(**overrides: Any) -> AsyncIterator[int]:
-    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listening.bind(("127.0.0.1", 0))
-    options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}  # the test's own loop
-    server = ReadyServer(uvicorn.Config(_echo_length, lifespan="off", **{**options, **overrides}))
-    serving = asyncio.create_task(server.serve(sockets=[listening]))
-    await asyncio.wait_for(server.ready.wait(), 10)
-    yield int(listening.getsockname()[1])
-    server.should_exit = True
-    await serving
+from tests.deploy.raw_http import request, response, serving
 
 
 @pytest.fixture
 async def port() -> AsyncIterator[int]:
-    async with _serving() as bound:
+    async with serving() as bound:
         yield bound
 
 
@@ -61,19 +29,13 @@ class _QuickHead(HubHttpToolsProtocol):
 @pytest.fixture
 async def quick_port() -> AsyncIterator[int]:
     """The protocol with a head timeout of half a second instead of ten."""
-    async with _serving(http=_QuickHead) as bound:
+    async with serving(http=_QuickHead) as bound:
         yield bound
 
 
 async def _response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-    status = int(head.split(b" ", 2)[1])
-    length = next(
-        int(line.split(b":", 1)[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
-    return status, await asyncio.wait_for(reader.readexactly(length), 10)
+    status, _, body = await response(reader)
+    return status, body
 
 
 async def _send_until_closed(writer: asyncio.StreamWriter, start: bytes, piece: bytes) -> int:
@@ -96,15 +58,6 @@ async def _in_pieces(writer: asyncio.StreamWriter, data: bytes) -> None:
         writer.write(data[i : i + 1000])
         await writer.drain()
         await asyncio.sleep(0.001)
-
-
-def _request(headers: bytes = b"", body: bytes = b"") -> bytes:
-    return (
-        b"POST / HTTP/1.1\r\nhost: 127.0.0.1\r\n"
-        + headers
-        + b"content-length: %d\r\n\r\n" % len(body)
-        + body
-    )
 
 
 @pytest.mark.parametrize("shape", ["one-value", "many-headers", "long-url"])
@@ -131,18 +84,18 @@ async def test_heads_within_the_bound_and_large_bodies_are_served(port: int) -> 
     near = b"x-near: " + b"n" * (MAX_REQUEST_HEAD_BYTES - 200) + b"\r\n"
     body = b"b" * (4 * 1024 * 1024)
     # a head just under the bound, sent in small pieces
-    await _in_pieces(writer, _request(near))
+    await _in_pieces(writer, request(near))
     assert await _response(reader) == (200, b"0")
     # a body far past the bound, in one write: the head's count stops at the head
-    writer.write(_request(body=body))
+    writer.write(request(body=body))
     assert await _response(reader) == (200, str(len(body)).encode())
     # on one connection, many heads whose sum passes the bound: each head is counted alone
     for _ in range(3):
-        await _in_pieces(writer, _request(near))
+        await _in_pieces(writer, request(near))
         assert await _response(reader) == (200, b"0")
     # pipelined: two requests, then a third head that completes in the next write
-    third = _request(near)
-    writer.write(_request(body=body) + _request(near) + third[:100])
+    third = request(near)
+    writer.write(request(body=body) + request(near) + third[:100])
     writer.write(third[100:])
     for expected in (str(len(body)).encode(), b"0", b"0"):
         assert await _response(reader) == (200, expected)
@@ -153,7 +106,7 @@ async def test_a_head_past_the_bound_read_whole_is_431_too(port: int) -> None:
     """However the head is split into reads: in one write of 100 KiB, the server may read it in
     one go and parse it whole before counting anything."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(_request(b"x-big: " + b"a" * (100 * 1024) + b"\r\n", body=b"{}"))
+    writer.write(request(b"x-big: " + b"a" * (100 * 1024) + b"\r\n", body=b"{}"))
     status, body = await _response(reader)
     assert status == 431
     assert json.loads(body)["error"]["code"] == "headers_too_large"
@@ -191,10 +144,10 @@ async def test_each_head_has_its_own_time(quick_port: int) -> None:
     between requests longer than it, are all served."""
     reader, writer = await asyncio.open_connection("127.0.0.1", quick_port)
     for _ in range(3):
-        request = _request(b"x-a: b\r\n")
-        writer.write(request[:10])
+        sent = request(b"x-a: b\r\n")
+        writer.write(sent[:10])
         await asyncio.sleep(0.3)
-        writer.write(request[10:])
+        writer.write(sent[10:])
         assert await _response(reader) == (200, b"0")
         await asyncio.sleep(0.3)
     writer.close()
