@@ -40,7 +40,8 @@ async def serving(app: Any = echo_length, **overrides: Any) -> AsyncIterator[int
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listening.bind(("127.0.0.1", 0))
     options = {k: v for k, v in UVICORN_OPTIONS.items() if k != "loop"}
-    server = ReadyServer(uvicorn.Config(app, lifespan="off", **{**options, **overrides}))
+    config = {**options, "timeout_graceful_shutdown": 2, **overrides}  # a failed test ends
+    server = ReadyServer(uvicorn.Config(app, lifespan="off", **config))
     serving_task = asyncio.create_task(server.serve(sockets=[listening]))
     await asyncio.wait_for(server.ready.wait(), 10)
     yield int(listening.getsockname()[1])

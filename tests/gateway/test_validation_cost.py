@@ -8,8 +8,10 @@ generous, for a check that takes milliseconds with it.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import example, given, settings
@@ -17,10 +19,18 @@ from hypothesis import strategies as st
 from jsonschema import Draft4Validator, Draft202012Validator
 
 from hub.gateway.engine.validation import TOO_COSTLY, ArgumentError, ArgumentValidator
-from hub.gateway.engine.validation_cost import BASE_STEPS, STEPS_PER_VALUE, Budget, TooCostly
+from hub.gateway.engine.validation_cost import (
+    BASE_STEPS,
+    OFF_LOOP_VALUES,
+    STEPS_PER_VALUE,
+    Budget,
+    TooCostly,
+    more_values_than,
+)
 from tests.gateway.costly import RECURSIVE_ONE_OF, nested
 
 BOUND_S = 1.5
+_T = TypeVar("_T")
 
 
 def _unique(items_schema: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -146,3 +156,67 @@ def test_the_budget_counts_the_arguments_once_and_only_when_the_base_runs_out() 
     with pytest.raises(TooCostly):
         budget.overdrawn()
     assert Budget(None).left == BASE_STEPS
+
+
+async def _ticks_while(work: Awaitable[_T]) -> tuple[_T, int]:
+    """``work``'s result, and how many times the event loop ran another task while it ran."""
+    ticks = 0
+    running = True
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            if not running:
+                return
+            ticks += 1
+
+    ticking = asyncio.create_task(tick())
+    await asyncio.sleep(0)  # the ticker starts
+    try:
+        result = await work
+    finally:
+        running = False
+        await ticking
+    return result, ticks
+
+
+async def test_large_arguments_are_checked_off_the_event_loop() -> None:
+    """A 2.3 MB array of integers took 4.2 s to check, the loop every tenant's requests share
+    stalled for all of it (stop 44). Checked on the checking thread, the loop goes on: a task
+    that wakes every 5 ms runs many times during the check, where it ran at most once before."""
+    schema = {
+        "type": "object",
+        "properties": {"xs": {"type": "array", "items": {"type": "integer"}}},
+    }
+    validator = ArgumentValidator(schema, strict=True)
+    xs: list[Any] = list(range(100_000))
+    started = time.monotonic()
+    errors, ticks = await _ticks_while(validator.check({"xs": xs}))
+    elapsed = time.monotonic() - started
+    assert errors == []
+    assert ticks >= 5, (ticks, elapsed)
+    # the same answers as on the loop, errors and paths included
+    xs[70_000] = "seventy thousand"
+    errors, _ = await _ticks_while(validator.check({"xs": xs, "extra": 1}))
+    assert errors == validator.errors({"xs": xs, "extra": 1})
+    assert [e.path for e in errors] == ["$.extra", "$.xs[70000]"]
+
+
+async def test_small_arguments_are_checked_on_the_loop() -> None:
+    """A check of a few values takes microseconds; a thread hop would cost more than it."""
+    validator = ArgumentValidator(_unique(), strict=True)
+    arguments = {"a": list(range(OFF_LOOP_VALUES - 2))}  # the object, the array, its items
+    _, ticks = await _ticks_while(validator.check(arguments))
+    assert ticks == 0
+    assert not more_values_than(arguments, OFF_LOOP_VALUES)
+    assert more_values_than({"a": [*arguments["a"], 0]}, OFF_LOOP_VALUES)
+
+
+def test_counting_values_stops_at_the_limit() -> None:
+    huge = [[0] * 1000] * 10_000  # ten million values, shared rows
+    started = time.monotonic()
+    assert more_values_than(huge, OFF_LOOP_VALUES)
+    assert time.monotonic() - started < BOUND_S
+    assert not more_values_than({"a": [1, {"b": None}]}, 5)  # 5 values
+    assert more_values_than({"a": [1, {"b": None}]}, 4)

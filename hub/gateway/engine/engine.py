@@ -155,7 +155,7 @@ class Gateway:
         validator = self.validators.get(
             tool.sha256, tool.tool.get("inputSchema"), strict=tool.arguments == "strict"
         )
-        errors = validator.errors(arguments)
+        errors = await validator.check(arguments)
         if errors:
             record.outcome, record.error_class = "failed", "invalid_arguments"
             lines = "\n".join(f"- {e.path}: {e.message}" for e in errors)

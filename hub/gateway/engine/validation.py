@@ -15,6 +15,7 @@
 - **Linear in the arguments**: ``uniqueItems`` is one pass, and every keyword evaluation is
   counted against a budget that grows with the arguments' size
   (:mod:`hub.gateway.engine.validation_cost`); past it the call is ``invalid_arguments``.
+  Large arguments are checked off the event loop (:meth:`ArgumentValidator.check`).
 - **Strict by default**: when the root declares ``properties`` and sets none of
   ``additionalProperties``, ``unevaluatedProperties`` and ``patternProperties``, undeclared
   top-level arguments are refused; a deployment entry with ``"arguments": "schema"`` applies the
@@ -30,6 +31,7 @@ schema may be megabytes.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +51,15 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
 from hub.core.weighed import Weighed, find, keep, weighed
-from hub.gateway.engine.validation_cost import TooCostly, counted, spending, unique_items
+from hub.gateway.engine.validation_cost import (
+    OFF_LOOP_VALUES,
+    TooCostly,
+    check_off_loop,
+    counted,
+    more_values_than,
+    spending,
+    unique_items,
+)
 
 __all__ = ["MAX_ERRORS", "ArgumentError", "ArgumentValidator", "ValidatorCache"]
 
@@ -91,16 +101,24 @@ _RE2_OPTIONS.log_errors = False  # a hostile schema's patterns must not write to
 _COMPILED: Weighed[str, Any] = weighed(8 * 1024 * 1024)
 
 
+#: the loop and the checking thread (:func:`check_off_loop`) both look patterns up, and an LRU
+#: cache reorders itself on every lookup
+_COMPILED_LOCK = threading.Lock()
+
+
 def _re2(pattern: str) -> Any:
     """The RE2 program for ``pattern`` (cached); :class:`SchemaUnusable` when RE2 refuses it."""
-    kept = find(_COMPILED, pattern)
+    with _COMPILED_LOCK:
+        kept = find(_COMPILED, pattern)
     if kept is not None:
         return kept
     try:
         compiled = re2.compile(pattern, _RE2_OPTIONS)
     except Exception:  # re2.error and friends: not a pattern RE2 runs in linear time
         raise SchemaUnusable("a pattern the hub cannot evaluate in linear time") from None
-    keep(_COMPILED, pattern, compiled, len(pattern.encode()) + 16 * int(compiled.programsize))
+    weight = len(pattern.encode()) + 16 * int(compiled.programsize)
+    with _COMPILED_LOCK:
+        keep(_COMPILED, pattern, compiled, weight)
     return compiled
 
 
@@ -220,6 +238,13 @@ class ArgumentValidator:
         properties = schema.get("properties")
         if strict and isinstance(properties, dict) and not any(k in schema for k in open_keys):
             self._declared = frozenset(properties)
+
+    async def check(self, arguments: Any) -> list[ArgumentError]:
+        """:meth:`errors`, on the checking thread when the arguments hold more than
+        :data:`OFF_LOOP_VALUES` JSON values, so that a large call does not stall the loop."""
+        if self.problem is None and more_values_than(arguments, OFF_LOOP_VALUES):
+            return await check_off_loop(self.errors, arguments)
+        return self.errors(arguments)
 
     def errors(self, arguments: Any) -> list[ArgumentError]:
         if self.problem is not None:
