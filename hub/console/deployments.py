@@ -77,11 +77,15 @@ async def _tools(
     entries: list[service.ResolvedEntry],
     cache: PolicyCache,
     effective: EffectiveCheck,
-) -> list[ToolRow]:
+) -> tuple[list[ToolRow], list[str]]:
+    """The rows of the first :data:`MAX_TOOLS` tools of each server, and the servers cut so."""
     may_check = await page.may("grant:*", "read")
     rows: list[ToolRow] = []
+    cut: list[str] = []
     for entry in entries:
         catalog = CatalogRead.model_validate(entry.catalog)
+        if len(catalog.tools) > MAX_TOOLS:
+            cut.append(entry.server.handle)
         for tool in catalog.tools[:MAX_TOOLS]:
             name = str(tool.get("name", ""))
             decision = None
@@ -105,7 +109,7 @@ async def _tools(
                     _drift_kind(entry, name),
                 )
             )
-    return rows
+    return rows, cut
 
 
 @router.get("/{d}", name="console.deployment")
@@ -116,7 +120,7 @@ async def deployment(
     row = await service.get_deployment(page.session, page.access.tenant_id, parse_id(d))
     entries = (await service.resolved_entries(page.session, page.access.tenant_id, [row]))[row.id]
     read = service.deployment_read(row, entries)
-    tools = await _tools(page, read, entries, cache, effective)
+    tools, cut = await _tools(page, read, entries, cache, effective)
     return render(
         page,
         page.request,
@@ -124,5 +128,7 @@ async def deployment(
         item=read,
         agent=await _agent_name(page, read.agent_id),
         tools=tools,
+        cut=cut,
+        max_tools=MAX_TOOLS,
         checked=any(t.decision is not None for t in tools) or not tools,
     )

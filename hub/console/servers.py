@@ -29,6 +29,8 @@ __all__ = ["router"]
 router = console_router("/t/{t}/servers")
 
 LIMIT = 200
+#: the tools of a catalog version one page shows
+TOOLS_PER_PAGE = 100
 
 
 def _version(value: str) -> int:
@@ -67,11 +69,32 @@ async def server(handle: str, page: TenantConsoleDep) -> Response:
 
 
 @router.get("/{handle}/catalogs/{version}", name="console.catalog")
-async def catalog(handle: str, version: str, page: TenantConsoleDep) -> Response:
+async def catalog(
+    handle: str,
+    version: str,
+    page: TenantConsoleDep,
+    start: Annotated[int, Query(ge=0, le=2**31)] = 0,
+) -> Response:
+    """One version's tools, :data:`TOOLS_PER_PAGE` at a time: each definition is shown whole, and
+    a catalog can hold megabytes of them (12.5 MB, 5,000 tools, took 1.3 s to format alone)."""
     await page.require_item("catalog", handle, "read")
     row = await catalogs.get_catalog(page.session, page.access.tenant_id, handle, _version(version))
     item = CatalogRead.model_validate(row)
-    return render(page, page.request, "servers/catalog.html", handle=handle, item=item)
+    total = len(item.tools)
+    start = min(start, max(total - 1, 0))
+    shown = item.tools[start : start + TOOLS_PER_PAGE]
+    return render(
+        page,
+        page.request,
+        "servers/catalog.html",
+        handle=handle,
+        item=item,
+        tools=shown,
+        start=start,
+        total=total,
+        previous=max(start - TOOLS_PER_PAGE, 0) if start else None,
+        following=start + TOOLS_PER_PAGE if start + TOOLS_PER_PAGE < total else None,
+    )
 
 
 @router.get("/{handle}/diff", name="console.catalog_diff")
