@@ -35,7 +35,7 @@ Under 200 such connections pass the chart's 512 MiB limit. So:
 
 - A body still incomplete :data:`BODY_TIMEOUT_S` after its head gets a 408 and the connection
   closes. Time the server itself stopped reading (an app that has not yet taken what it was
-  sent, a pipelined request waiting its turn) restarts the clock: the client is not the slow one.
+  sent, a pipelined request waiting its turn) does not count: the client is not the slow one.
 - The bytes of every request a process has begun and not wholly received, heads and bodies,
   across its connections, are counted in one :class:`PendingBytes` (``HUB_MAX_PENDING_REQUEST_
   BYTES``, 64 MiB by default). A read that finds the count past it gets a 503 ``server_busy``

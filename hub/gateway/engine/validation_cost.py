@@ -83,7 +83,7 @@ def _count_values(value: Any, stop_after: int | None = None) -> int:
 
 
 def more_values_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` holds more than ``limit`` JSON values (it walks at most that many)."""
+    """Whether ``value`` holds more than ``limit`` JSON values (it visits at most one more)."""
     return _count_values(value, limit) > limit
 
 
