@@ -13,7 +13,7 @@ from hub.core.db import Database
 from tests.console.conftest import ConsoleWorld
 from tests.console.support import ConsoleUser, seed_catalogs
 
-TOOLS = [
+TOOLS: list[dict[str, object]] = [
     {"name": f"tool_{i:04d}", "description": f"Tool {i}.", "inputSchema": {"type": "object"}}
     for i in range(250)
 ]
