@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from hub.console.routing import console_router
 from hub.console.web import TenantConsole, TenantConsoleDep, form_of, redirect, render
+from hub.core.deps import get_settings_dep
 from hub.core.errors import BadRequest
 from hub.core.pagination import PageParams
 from hub.core.paths import parse_id
@@ -129,7 +130,8 @@ async def create(page: TenantConsoleDep, cache: PolicyCacheDep) -> Response:
         )
     except ValidationError:
         raise BadRequest("a grant needs a principal, a resource, an action and an effect") from None
-    await service.create_grant(page.session, cache, page.access, data)
+    limit = get_settings_dep(page.request).max_grants_per_principal
+    await service.create_grant(page.session, cache, page.access, data, limit=limit)
     return redirect(_path(page, data.principal_id))
 
 

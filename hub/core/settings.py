@@ -106,6 +106,8 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     # The bytes of begun, not yet received requests one process holds (hub.core.http_protocol)
     max_pending_request_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    # The grants one principal may hold: its policy is read whole when it changes (hub.grants)
+    max_grants_per_principal: int = Field(default=10_000, ge=100, le=1_000_000)
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     # Peers whose X-Forwarded-For/-Proto headers ``hub serve`` believes (IPs or CIDRs; default none)

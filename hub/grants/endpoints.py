@@ -10,7 +10,7 @@ from fastapi import Query, Response
 from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
 from hub.authz.throttle import rest_router
-from hub.core.deps import SessionDep, reads_only
+from hub.core.deps import SessionDep, SettingsDep, reads_only
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.readahead import read_ahead
@@ -27,10 +27,13 @@ async def create_grant(
     body: GrantCreate,
     session: SessionDep,
     cache: PolicyCacheDep,
+    settings: SettingsDep,
     access: Annotated[TenantAccess, authorize("grant", "write")],
 ) -> Envelope[GrantRead]:
-    """Grant a principal allow, ask or deny for an action on a resource pattern."""
-    grant = await service.create_grant(session, cache, access, body)
+    """Grant a principal allow, ask or deny for an action on a resource pattern (at most
+    ``HUB_MAX_GRANTS_PER_PRINCIPAL`` a principal: past it, 409)."""
+    limit = settings.max_grants_per_principal
+    grant = await service.create_grant(session, cache, access, body, limit=limit)
     return Envelope(data=GrantRead.model_validate(grant))
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
+from typing import cast as typed
 
-from sqlalchemy import bindparam, select, update
+import sqlalchemy as sa
+from sqlalchemy import Text, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import read_row
@@ -16,13 +19,16 @@ from hub.models import Grant, Principal
 
 __all__ = [
     "VERSION_AHEAD",
+    "RuleRow",
     "bump_grants_version",
+    "count_grants",
     "find_duplicate",
     "get_grant",
     "get_principal",
     "grants_of",
     "grants_version_of",
     "list_grants",
+    "rule_rows_of",
 ]
 
 
@@ -65,6 +71,50 @@ async def grants_of(
         return -1, ()
     query = scoped(Grant, tenant_id).where(Grant.principal_id == principal_id)
     return principal.grants_version, (await session.execute(query)).scalars().all()
+
+
+_GRANT = Grant.__table__.c
+_RULE_ROWS = select(
+    _GRANT.id,
+    _GRANT.resource,
+    _GRANT.action,
+    _GRANT.effect,
+    _GRANT.expires_at,
+    # as the database's text: nearly every grant's is ``{}``, and decoding it was the largest
+    # cost of reading a policy (to_rule decodes the others)
+    sa.cast(_GRANT.conditions, Text),
+).where(
+    _GRANT.tenant_id == bindparam(TENANT_PARAM), _GRANT.principal_id == bindparam("principal_id")
+)
+#: ``(id, resource, action, effect, expires_at, conditions)``
+RuleRow = tuple[uuid.UUID, str, str, str, Any, Any]
+
+
+async def rule_rows_of(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> tuple[int, Sequence[RuleRow]]:
+    """The principal's ``grants_version`` and, for each grant, what the engine needs of it, as
+    plain rows: building a ``Grant`` object per row made a policy of 100,000 grants cost 2.3 to
+    3.4 s of the event loop to read, plain rows 0.3 to 0.8 s (stop 44). ``conditions`` comes as
+    the database's JSON text (or, where the driver decodes JSON itself, as the object). ``-1``
+    and no rows when the principal is not in the tenant."""
+    params = tenant_params(tenant_id, principal_id=principal_id)
+    row = await read_row(session, _VERSION, params)
+    if row is None:
+        return -1, ()
+    rows = (await session.execute(_RULE_ROWS, params)).all()
+    return int(row[0]), typed(Sequence[RuleRow], rows)  # rows unpack as tuples do
+
+
+_COUNT = select(func.count()).where(
+    _GRANT.tenant_id == bindparam(TENANT_PARAM), _GRANT.principal_id == bindparam("principal_id")
+)
+
+
+async def count_grants(session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID) -> int:
+    """How many grants the principal holds."""
+    params = tenant_params(tenant_id, principal_id=principal_id)
+    return int((await session.execute(_COUNT, params)).scalar_one())
 
 
 async def get_grant(

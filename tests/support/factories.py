@@ -8,11 +8,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from sqlalchemy import insert
+
 from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.tenancy import TenantId, system_scope
 from hub.grants.service import apply_role_template
-from hub.models import Principal, Tenant
+from hub.models import Grant, Principal, Tenant
 from hub.principals.api_keys import issue_key
 from hub.principals.bootstrap import bootstrap_platform_admin
 from tests.conftest import TEST_PEPPER
@@ -193,3 +195,24 @@ async def make_authorization(
                 )
             )
     return authorization_id
+
+
+async def make_grants(db: Database, tenant_id: uuid.UUID, principal_id: uuid.UUID, n: int) -> None:
+    """``n`` ``allow`` grants (``tool:srv<i>.tool<i>``, call) for the principal, written straight
+    to the table in one statement (no version bump: for a principal about to be read anew)."""
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "tenant_id": tenant_id,
+            "principal_id": principal_id,
+            "resource": f"tool:srv{i}.tool{i}",
+            "action": "call",
+            "effect": "allow",
+            "conditions": {},
+            "created_at": clock.now(),
+        }
+        for i in range(n)
+    ]
+    with rls.scope(scope_of(tenant_id)):
+        async with db.session() as session:
+            await session.execute(insert(Grant), rows)

@@ -1,0 +1,135 @@
+"""A principal holds at most ``HUB_MAX_GRANTS_PER_PRINCIPAL`` grants (stop 44).
+
+A principal's policy is read and compiled whole, on the event loop every tenant shares, when its
+grants change, and on every request once it is larger than the policy cache: 250,000 grants took
+18 s of the loop a request. The bound is counted under the principal's row lock, so two creates
+at the bound cannot both pass it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import httpx2
+import pytest
+
+from hub.core import clock, rls
+from hub.core.db import Database
+from hub.core.settings import Settings
+from hub.grants.cache import PolicyCache
+from hub.grants.service import load_policy
+from hub.models import Grant
+from tests.conftest import make_settings
+from tests.support.factories import Actor, make_grants, make_principal, scope_of
+from tests.support.stories import TenantAdmin, make_tenant_admin
+
+LIMIT = 100
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return make_settings(db_url, max_grants_per_principal=LIMIT)
+
+
+async def _world(database: Database) -> tuple[TenantAdmin, Actor]:
+    team = await make_tenant_admin(database)
+    agent = await make_principal(database, team.tenant_id, role=None, kind="agent", name="bot")
+    return team, agent
+
+
+def _grant(agent: Actor, resource: str) -> dict[str, Any]:
+    return {
+        "principal_id": str(agent.principal_id),
+        "resource": resource,
+        "action": "call",
+        "effect": "allow",
+    }
+
+
+async def test_a_grant_past_the_bound_is_409(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    team, agent = await _world(database)
+    await make_grants(database, team.tenant_id, agent.principal_id, LIMIT - 1)
+    url, headers = team.url("grants"), team.admin.headers
+    last = await client.post(url, json=_grant(agent, "tool:last.*"), headers=headers)
+    assert last.status_code == 201, last.text
+    refused = await client.post(url, json=_grant(agent, "tool:over.*"), headers=headers)
+    assert refused.status_code == 409
+    error = refused.json()["error"]
+    assert error["code"] == "conflict"
+    assert error["limit"] == LIMIT
+    assert "HUB_MAX_GRANTS_PER_PRINCIPAL" in error["message"]
+    # nothing of the refused grant was written, its version bump included
+    listed = await client.get(
+        url, params={"principal_id": str(agent.principal_id), "limit": 200}, headers=headers
+    )
+    assert "tool:over.*" not in listed.text
+    # one deleted, one more fits
+    gone = await client.delete(team.url("grants", last.json()["data"]["id"]), headers=headers)
+    assert gone.status_code == 204, gone.text
+    again = await client.post(url, json=_grant(agent, "tool:over.*"), headers=headers)
+    assert again.status_code == 201, again.text
+
+
+async def test_two_creates_at_the_bound_cannot_both_pass_it(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    team, agent = await _world(database)
+    await make_grants(database, team.tenant_id, agent.principal_id, LIMIT - 1)
+    url, headers = team.url("grants"), team.admin.headers
+    answers = await asyncio.gather(
+        *(
+            client.post(url, json=_grant(agent, f"tool:race{i}.*"), headers=headers)
+            for i in range(4)
+        )
+    )
+    assert sorted(a.status_code for a in answers) == [201, 409, 409, 409]
+
+
+async def test_the_bound_is_the_principal_s_own(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    team, agent = await _world(database)
+    other = await make_principal(database, team.tenant_id, role=None, kind="agent", name="two")
+    await make_grants(database, team.tenant_id, agent.principal_id, LIMIT)
+    made = await client.post(
+        team.url("grants"), json=_grant(other, "tool:x.*"), headers=team.admin.headers
+    )
+    assert made.status_code == 201, made.text
+
+
+async def test_a_policy_is_read_from_plain_rows(database: Database) -> None:
+    """What the engine needs of each grant, conditions and expiry included, read without an
+    ORM object a row."""
+    team, agent = await _world(database)
+    await make_grants(database, team.tenant_id, agent.principal_id, 3)
+    with rls.scope(scope_of(team.tenant_id)):
+        async with database.session() as session:
+            session.add(
+                Grant(
+                    id=uuid.uuid4(),
+                    tenant_id=team.tenant_id,
+                    principal_id=agent.principal_id,
+                    resource="tool:timed.*",
+                    action="call",
+                    effect="ask",
+                    conditions={"time_window": {"start": "00:00", "end": "23:59"}},
+                    expires_at=clock.now().replace(year=2999),
+                    created_at=clock.now(),
+                )
+            )
+        async with database.session() as session:
+            policy = await load_policy(
+                session, PolicyCache(), scope_of(team.tenant_id), agent.principal_id
+            )
+    assert policy.size == 4
+    assert not policy.static
+    timed = next(rule for rule in policy.rules() if rule.resource == "tool:timed.*")
+    assert timed.effect == "ask"
+    assert timed.window is not None
+    assert timed.expires_at is not None
+    assert timed.expires_at.year == 2999
+    assert policy.decide("tool:srv1.tool1", "call", clock.now()).effect == "allow"
