@@ -144,6 +144,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
                 ttl_s=settings.approval_ttl_s,
                 use_s=settings.approval_use_s,
                 wait_s=settings.approval_wait_s,
+                max_pending=settings.max_pending_approvals,
             ),
             Gateway(
                 GatewayOptions(

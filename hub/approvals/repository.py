@@ -17,7 +17,7 @@ from hub.approvals.schemas import ApprovalStatus
 from hub.approvals.states import status_condition
 from hub.core.db import read_row, write_alone_returning
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.tenancy import TenantId, scoped, scoped_template, tenant_params
+from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Approval
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "get_approval",
     "get_approvals",
     "list_approvals",
+    "live_pending_of_agent",
     "matching",
     "recent_decided",
     "usable",
@@ -131,6 +132,24 @@ def _binding_params(tenant_id: TenantId, binding: Binding, **more: object) -> di
         tool_sha256=binding.tool_sha256,
         **more,
     )
+
+
+_LIVE_PENDING_OF_AGENT = select(func.count(), func.min(_A.expires_at)).where(
+    _A.tenant_id == bindparam(TENANT_PARAM),
+    _A.agent_id == bindparam("agent_id"),
+    _A.status == "pending",
+    _A.expires_at > bindparam("now"),
+)
+
+
+async def live_pending_of_agent(
+    session: AsyncSession, tenant_id: TenantId, agent_id: uuid.UUID, now: datetime
+) -> tuple[int, datetime | None]:
+    """How many of the agent's approvals are pending and unexpired, and when the first of them
+    expires (None when there are none)."""
+    params = tenant_params(tenant_id, agent_id=agent_id, now=now)
+    count, first = (await session.execute(_LIVE_PENDING_OF_AGENT, params)).one()
+    return int(count), first
 
 
 async def matching(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -52,6 +53,7 @@ __all__ = [
     "ApprovalContext",
     "ApprovalRequest",
     "Binding",
+    "TooManyPending",
     "approval_aad",
     "decide_approval",
     "denied_for",
@@ -64,6 +66,17 @@ __all__ = [
 ]
 
 AAD_PREFIX = b"hub/approval/v1"
+#: the default of ``HUB_MAX_PENDING_APPROVALS``
+MAX_PENDING = 50
+
+
+class TooManyPending(Exception):
+    """The agent has as many live pending approvals as it may: no new one until one of them is
+    decided or expires, ``retry_after_s`` from now at the latest."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__("too many pending approvals")
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -74,6 +87,7 @@ class ApprovalContext:
     ttl_s: float  # HUB_APPROVAL_TTL_S: how long a pending approval lives
     use_s: float  # HUB_APPROVAL_USE_S: how long an approval may be used after it was given
     wait_s: float  # HUB_APPROVAL_WAIT_S: how long an ask call waits for a decision
+    max_pending: int = MAX_PENDING  # HUB_MAX_PENDING_APPROVALS: an agent's live pending ones
     watch: DecisionWatch = field(default_factory=DecisionWatch)  # where ask calls wait
 
 
@@ -189,7 +203,32 @@ async def pending_for(
         live = next((row for row in rows if is_live_pending(row, now)), None)
         if live is not None:
             return live
+        await _within_bound(session, ctx, tenant_id, request.binding.agent_id, now, db.is_sqlite)
         return await _create(session, ctx, tenant_id, request, now)
+
+
+async def _within_bound(
+    session: AsyncSession,
+    ctx: ApprovalContext,
+    tenant_id: TenantId,
+    agent_id: uuid.UUID,
+    now: datetime,
+    sqlite: bool,
+) -> None:
+    """:class:`TooManyPending` when the agent already has ``ctx.max_pending`` live pending
+    approvals. Each holds the call's arguments (up to ``HUB_MAX_REQUEST_BYTES``), and an agent
+    that changed its arguments at every call made a new one each time, for approvers to wade
+    through and the database to keep (stop 44). On PostgreSQL the agent's own lock, taken after
+    the binding's (always in that order), makes two new approvals count one after the other."""
+    if not sqlite:
+        key = int.from_bytes(
+            hashlib.sha256(f"{tenant_id}|{agent_id}".encode()).digest()[:8], "big", signed=True
+        )
+        await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+    count, first = await repository.live_pending_of_agent(session, tenant_id, agent_id, now)
+    if count >= ctx.max_pending:
+        wait = (first - now).total_seconds() if first is not None else 1.0
+        raise TooManyPending(max(1, math.ceil(wait)))
 
 
 async def _create(

@@ -106,8 +106,10 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     # The bytes of begun, not yet received requests one process holds (hub.core.http_protocol)
     max_pending_request_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    # The live pending approvals one agent may have; one more ask is refused (hub.approvals)
+    max_pending_approvals: int = Field(default=50, ge=1, le=10_000)
     # The grants one principal may hold: its policy is read whole when it changes (hub.grants)
-    max_grants_per_principal: int = Field(default=10_000, ge=100, le=1_000_000)
+    max_grants_per_principal: int = Field(default=10_000, ge=100, le=100_000)
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     # Peers whose X-Forwarded-For/-Proto headers ``hub serve`` believes (IPs or CIDRs; default none)

@@ -103,7 +103,9 @@ class GatewayHost:
         )
         if outcome.failure is not None:
             failure = outcome.failure
-            raise RpcError(failure.code, failure.message, dict(failure.data))
+            retry = failure.data.get("retry_after_s") if failure.code == RATE_LIMITED else None
+            headers = {"retry-after": str(retry)} if retry is not None else None
+            raise RpcError(failure.code, failure.message, dict(failure.data), headers=headers)
         assert outcome.result is not None  # noqa: S101 - one of the two is always set
         return outcome.result
 

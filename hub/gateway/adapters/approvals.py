@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hub.approvals import service as approvals
-from hub.approvals.service import ApprovalContext, ApprovalRequest, Binding
+from hub.approvals.service import ApprovalContext, ApprovalRequest, Binding, TooManyPending
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
 from hub.gateway.engine.model import DeploymentView, ToolEntry
@@ -61,14 +61,20 @@ class HubApprovals:
             catalog_version=tool.catalog_version,
             drift=dict(tool.drift) if tool.drift else None,
         )
-        pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
+        try:
+            pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
+        except TooManyPending as crowded:
+            return ApprovalOutcome("crowded", None, retry_after_s=crowded.retry_after_s)
         row = await self._ctx.watch.wait(self._db, self._tenant, pending, self._ctx.wait_s)
         if row is not None and row.status == "approved":
             used = await approvals.use_approved(self._db, self._tenant, binding)
             if used is not None:
                 return ApprovalOutcome("approved", used)
             # another identical call consumed it first: this one asks again (rule (b))
-            pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
+            try:
+                pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
+            except TooManyPending as crowded:
+                return ApprovalOutcome("crowded", None, retry_after_s=crowded.retry_after_s)
             return ApprovalOutcome(
                 "pending", pending.id, pending.expires_at, self._url_of(pending.id)
             )

@@ -26,7 +26,13 @@ from typing import Any, Literal
 
 from hub.core.canonical import canonical_json
 from hub.gateway.engine.decision import DriftPolicy, effective
-from hub.gateway.engine.errors import FORBIDDEN, UNKNOWN_TOOL, RpcFailure, error_result
+from hub.gateway.engine.errors import (
+    FORBIDDEN,
+    RATE_LIMITED,
+    UNKNOWN_TOOL,
+    RpcFailure,
+    error_result,
+)
 from hub.gateway.engine.model import DeploymentView, ToolEntry
 from hub.gateway.engine.ports import (
     ApprovalOutcome,
@@ -178,6 +184,18 @@ class Gateway:
             if approval.status == "pending":
                 record.outcome, record.error_class = "pending", "approval_pending"
                 return CallOutcome(result=_pending_result(approval))
+            if approval.status == "crowded":
+                record.outcome, record.error_class = "failed", "rate_limited"
+                retry = approval.retry_after_s or 1
+                message = (
+                    "Too many of this agent's calls are waiting for a person's approval:"
+                    f" try again in {retry} s"
+                )
+                return CallOutcome(
+                    failure=RpcFailure(
+                        RATE_LIMITED, message, "rate_limited", {"retry_after_s": retry}
+                    )
+                )
         return CallOutcome(result=await self._run(view, tool, arguments, upstream, record))
 
     async def _run(

@@ -38,12 +38,15 @@ class DecidePort(Protocol):
 
 @dataclass(frozen=True)
 class ApprovalOutcome:
-    """Where an ``ask`` call stands: ``approved`` (consumed: run it), ``pending``, ``denied``."""
+    """Where an ``ask`` call stands: ``approved`` (consumed: run it), ``pending``, ``denied``, or
+    ``crowded``: the agent has as many pending approvals as it may, so none was made for this
+    call (no approval id; ``retry_after_s``, when the first of them expires)."""
 
-    status: Literal["approved", "pending", "denied"]
-    approval_id: uuid.UUID
+    status: Literal["approved", "pending", "denied", "crowded"]
+    approval_id: uuid.UUID | None
     expires_at: datetime | None = None
     url: str | None = None
+    retry_after_s: int | None = None
 
 
 class ApprovalPort(Protocol):
