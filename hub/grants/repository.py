@@ -25,7 +25,6 @@ __all__ = [
     "find_duplicate",
     "get_grant",
     "get_principal",
-    "grants_of",
     "grants_version_of",
     "list_grants",
     "rule_rows_of",
@@ -59,18 +58,6 @@ async def grants_version_of(
     params = tenant_params(tenant_id, principal_id=principal_id)
     row = await read_row(session, _VERSION, params)
     return None if row is None else int(row[0])
-
-
-async def grants_of(
-    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
-) -> tuple[int, Sequence[Grant]]:
-    """The principal's grants_version and every grant, read in one session."""
-    version_query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
-    principal = (await session.execute(version_query)).scalar_one_or_none()
-    if principal is None:
-        return -1, ()
-    query = scoped(Grant, tenant_id).where(Grant.principal_id == principal_id)
-    return principal.grants_version, (await session.execute(query)).scalars().all()
 
 
 _GRANT = Grant.__table__.c

@@ -65,7 +65,7 @@ def to_rule(row: repository.RuleRow) -> GrantRule:
         if isinstance(conditions, str):  # the JSON text: ``{}`` for nearly every grant
             conditions = None if conditions == "{}" else json.loads(conditions)
         window = parse_conditions(conditions) if conditions else None
-    except PolicyError:  # stored conditions are validated on write; fail closed if not
+    except ValueError:  # (PolicyError, bad JSON) validated on write; fail closed if not
         log.error("grant %s has invalid stored conditions; it now denies", grant_id)
         return GrantRule(grant_id, resource, action, "deny", expires_at, None)
     return GrantRule(grant_id, resource, action, effect, expires_at, window)  # type: ignore[arg-type]
@@ -213,12 +213,12 @@ async def ensure_may_act_as(
     if access.caller.is_platform_admin or principal_id == access.actor_id:
         return
     await ensure_may_manage(session, access, principal_id)
-    _version, grants = await repository.grants_of(session, access.tenant_id, principal_id)
+    _version, rows = await repository.rule_rows_of(session, access.tenant_id, principal_id)
     now = clock.now()
     live = [
-        (g.resource, g.action, g.effect)
-        for g in grants
-        if g.expires_at is None or g.expires_at > now
+        (resource, action, effect)
+        for _id, resource, action, effect, expires_at, _conditions in rows
+        if expires_at is None or expires_at > now
     ]
     await _ensure_may_confer(session, cache, access, live)
 

@@ -33,9 +33,11 @@ def settings(db_url: str) -> Settings:
     return make_settings(db_url, max_grants_per_principal=LIMIT)
 
 
-async def _world(database: Database) -> tuple[TenantAdmin, Actor]:
+async def _world(database: Database, *, holding: int = 0) -> tuple[TenantAdmin, Actor]:
+    """A tenant admin, and an agent holding ``holding`` grants (no role's)."""
     team = await make_tenant_admin(database)
     agent = await make_principal(database, team.tenant_id, role=None, kind="agent", name="bot")
+    await make_grants(database, team.tenant_id, agent.principal_id, holding)
     return team, agent
 
 
@@ -51,8 +53,7 @@ def _grant(agent: Actor, resource: str) -> dict[str, Any]:
 async def test_a_grant_past_the_bound_is_409(
     client: httpx2.AsyncClient, database: Database
 ) -> None:
-    team, agent = await _world(database)
-    await make_grants(database, team.tenant_id, agent.principal_id, LIMIT - 1)
+    team, agent = await _world(database, holding=LIMIT - 1)
     url, headers = team.url("grants"), team.admin.headers
     last = await client.post(url, json=_grant(agent, "tool:last.*"), headers=headers)
     assert last.status_code == 201, last.text
@@ -62,7 +63,7 @@ async def test_a_grant_past_the_bound_is_409(
     assert error["code"] == "conflict"
     assert error["limit"] == LIMIT
     assert "HUB_MAX_GRANTS_PER_PRINCIPAL" in error["message"]
-    # nothing of the refused grant was written, its version bump included
+    # nothing of the refused grant was written
     listed = await client.get(
         url, params={"principal_id": str(agent.principal_id), "limit": 200}, headers=headers
     )
@@ -77,8 +78,7 @@ async def test_a_grant_past_the_bound_is_409(
 async def test_two_creates_at_the_bound_cannot_both_pass_it(
     client: httpx2.AsyncClient, database: Database
 ) -> None:
-    team, agent = await _world(database)
-    await make_grants(database, team.tenant_id, agent.principal_id, LIMIT - 1)
+    team, agent = await _world(database, holding=LIMIT - 1)
     url, headers = team.url("grants"), team.admin.headers
     answers = await asyncio.gather(
         *(
@@ -92,9 +92,8 @@ async def test_two_creates_at_the_bound_cannot_both_pass_it(
 async def test_the_bound_is_the_principal_s_own(
     client: httpx2.AsyncClient, database: Database
 ) -> None:
-    team, agent = await _world(database)
+    team, _full = await _world(database, holding=LIMIT)
     other = await make_principal(database, team.tenant_id, role=None, kind="agent", name="two")
-    await make_grants(database, team.tenant_id, agent.principal_id, LIMIT)
     made = await client.post(
         team.url("grants"), json=_grant(other, "tool:x.*"), headers=team.admin.headers
     )
@@ -104,8 +103,7 @@ async def test_the_bound_is_the_principal_s_own(
 async def test_a_policy_is_read_from_plain_rows(database: Database) -> None:
     """What the engine needs of each grant, conditions and expiry included, read without an
     ORM object a row."""
-    team, agent = await _world(database)
-    await make_grants(database, team.tenant_id, agent.principal_id, 3)
+    team, agent = await _world(database, holding=3)
     with rls.scope(scope_of(team.tenant_id)):
         async with database.session() as session:
             session.add(
@@ -133,3 +131,29 @@ async def test_a_policy_is_read_from_plain_rows(database: Database) -> None:
     assert timed.expires_at is not None
     assert timed.expires_at.year == 2999
     assert policy.decide("tool:srv1.tool1", "call", clock.now()).effect == "allow"
+
+
+async def test_a_grant_whose_stored_conditions_are_invalid_denies(database: Database) -> None:
+    """Conditions are validated when written; a row that holds invalid ones anyway (written by
+    hand, say) fails closed: its grant denies."""
+    team, agent = await _world(database)
+    with rls.scope(scope_of(team.tenant_id)):
+        async with database.session() as session:
+            session.add(
+                Grant(
+                    id=uuid.uuid4(),
+                    tenant_id=team.tenant_id,
+                    principal_id=agent.principal_id,
+                    resource="tool:odd.*",
+                    action="call",
+                    effect="allow",
+                    conditions={"time_window": "whenever"},
+                    created_at=clock.now(),
+                )
+            )
+        async with database.session() as session:
+            policy = await load_policy(
+                session, PolicyCache(), scope_of(team.tenant_id), agent.principal_id
+            )
+    assert policy.decide("tool:odd.x", "call", clock.now()).effect == "deny"
+    assert [rule.effect for rule in policy.rules()] == ["deny"]

@@ -213,6 +213,8 @@ async def make_grants(db: Database, tenant_id: uuid.UUID, principal_id: uuid.UUI
         }
         for i in range(n)
     ]
+    if not rows:
+        return
     with rls.scope(scope_of(tenant_id)):
         async with db.session() as session:
             await session.execute(insert(Grant), rows)
