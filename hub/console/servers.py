@@ -5,7 +5,7 @@ OAuth service and links to the authorization server)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import Query
@@ -31,6 +31,17 @@ router = console_router("/t/{t}/servers")
 LIMIT = 200
 #: the tools of a catalog version one page shows
 TOOLS_PER_PAGE = 100
+
+
+def _pages(start: int, total: int) -> dict[str, Any]:
+    """Where a page of :data:`TOOLS_PER_PAGE` from ``start`` is, and its neighbours' starts."""
+    following = start + TOOLS_PER_PAGE
+    return {
+        "start": start,
+        "total": total,
+        "previous": max(start - TOOLS_PER_PAGE, 0) if start else None,
+        "following": following if following < total else None,
+    }
 
 
 def _version(value: str) -> int:
@@ -90,10 +101,7 @@ async def catalog(
         handle=handle,
         item=item,
         tools=shown,
-        start=start,
-        total=total,
-        previous=max(start - TOOLS_PER_PAGE, 0) if start else None,
-        following=start + TOOLS_PER_PAGE if start + TOOLS_PER_PAGE < total else None,
+        **_pages(start, total),
     )
 
 
@@ -103,12 +111,25 @@ async def diff(
     page: TenantConsoleDep,
     from_: Annotated[str, Query(alias="from", max_length=12)],
     to: Annotated[str, Query(max_length=12)],
+    start: Annotated[int, Query(ge=0, le=2**31)] = 0,
 ) -> Response:
+    """The diff of two versions; the changed tools, each field before and after in full,
+    :data:`TOOLS_PER_PAGE` at a time (as a version's own page shows its tools)."""
     await page.require_item("catalog", handle, "read")
     result = await catalogs.diff_catalogs(
         page.session, page.access, handle, _version(to), _version(from_)
     )
-    return render(page, page.request, "servers/diff.html", handle=handle, diff=result)
+    total = len(result.changed)
+    start = min(start, max(total - 1, 0))
+    return render(
+        page,
+        page.request,
+        "servers/diff.html",
+        handle=handle,
+        diff=result,
+        changed=result.changed[start : start + TOOLS_PER_PAGE],
+        **_pages(start, total),
+    )
 
 
 @router.post("/{handle}/oauth", name="console.server_oauth")

@@ -77,3 +77,25 @@ async def test_a_deployment_page_says_when_it_cuts_a_server_s_tools(
     assert "<code>peer.search</code>" in page.text
     plain = await user.get(world.page("deployments", world.deployment_id))
     assert "Only the first" not in plain.text
+
+
+async def test_a_diff_page_shows_a_hundred_changed_tools_and_links_the_rest(
+    user: ConsoleUser, world: ConsoleWorld, database: Database
+) -> None:
+    changed = [{**tool, "description": f"{tool['description']} Changed."} for tool in TOOLS]
+    await seed_catalogs(database, world.tenant_id, "many", [TOOLS, changed])
+    here = world.page("servers", "many", "diff?from=1&to=2")
+    first = await user.get(here)
+    assert first.status_code == 200, first.text
+    shown = re.findall(r"<h3 id=\"changed-\d+\"><code>(tool_\d{4})</code></h3>", first.text)
+    assert shown == [f"tool_{i:04d}" for i in range(100)]
+    assert "Changed (250)" in first.text
+    assert "Tools 1\u2013100 of 250." in first.text
+    assert 'href="' + here.replace("&", "&amp;") + '&amp;start=100">Next</a>' in first.text
+    last = await user.get(f"{here}&start=200")
+    shown = re.findall(r"<h3 id=\"changed-\d+\"><code>(tool_\d{4})</code></h3>", last.text)
+    assert shown == [f"tool_{i:04d}" for i in range(200, 250)]
+    assert "Next</a>" not in last.text
+    small = await user.get(world.page("servers", "peer", "diff?from=1&to=2"))
+    assert small.status_code == 200
+    assert 'aria-label="Pages of tools"' not in small.text
