@@ -19,6 +19,7 @@ from hub.core import clock, rls
 from hub.core.db import Database
 from hub.core.settings import Settings
 from hub.grants.cache import PolicyCache
+from hub.grants.policy import CompiledPolicy
 from hub.grants.service import load_policy
 from hub.models import Grant
 from tests.conftest import make_settings
@@ -100,10 +101,12 @@ async def test_the_bound_is_the_principal_s_own(
     assert made.status_code == 201, made.text
 
 
-async def test_a_policy_is_read_from_plain_rows(database: Database) -> None:
-    """What the engine needs of each grant, conditions and expiry included, read without an
-    ORM object a row."""
-    team, agent = await _world(database, holding=3)
+async def _policy_with(
+    database: Database, holding: int, resource: str, effect: str, **columns: Any
+) -> CompiledPolicy:
+    """The compiled policy of an agent holding ``holding`` plain grants and one on ``resource``
+    written straight to the table with ``columns`` (its conditions, expiry)."""
+    team, agent = await _world(database, holding=holding)
     with rls.scope(scope_of(team.tenant_id)):
         async with database.session() as session:
             session.add(
@@ -111,18 +114,27 @@ async def test_a_policy_is_read_from_plain_rows(database: Database) -> None:
                     id=uuid.uuid4(),
                     tenant_id=team.tenant_id,
                     principal_id=agent.principal_id,
-                    resource="tool:timed.*",
+                    resource=resource,
                     action="call",
-                    effect="ask",
-                    conditions={"time_window": {"start": "00:00", "end": "23:59"}},
-                    expires_at=clock.now().replace(year=2999),
+                    effect=effect,
                     created_at=clock.now(),
+                    **columns,
                 )
             )
         async with database.session() as session:
-            policy = await load_policy(
+            return await load_policy(
                 session, PolicyCache(), scope_of(team.tenant_id), agent.principal_id
             )
+
+
+async def test_a_policy_is_read_from_plain_rows(database: Database) -> None:
+    """What the engine needs of each grant, conditions and expiry included, read without an
+    ORM object a row."""
+    window = {"time_window": {"start": "00:00", "end": "23:59"}}
+    expiry = clock.now().replace(year=2999)
+    policy = await _policy_with(
+        database, 3, "tool:timed.*", "ask", conditions=window, expires_at=expiry
+    )
     assert policy.size == 4
     assert not policy.static
     timed = next(rule for rule in policy.rules() if rule.resource == "tool:timed.*")
@@ -136,24 +148,7 @@ async def test_a_policy_is_read_from_plain_rows(database: Database) -> None:
 async def test_a_grant_whose_stored_conditions_are_invalid_denies(database: Database) -> None:
     """Conditions are validated when written; a row that holds invalid ones anyway (written by
     hand, say) fails closed: its grant denies."""
-    team, agent = await _world(database)
-    with rls.scope(scope_of(team.tenant_id)):
-        async with database.session() as session:
-            session.add(
-                Grant(
-                    id=uuid.uuid4(),
-                    tenant_id=team.tenant_id,
-                    principal_id=agent.principal_id,
-                    resource="tool:odd.*",
-                    action="call",
-                    effect="allow",
-                    conditions={"time_window": "whenever"},
-                    created_at=clock.now(),
-                )
-            )
-        async with database.session() as session:
-            policy = await load_policy(
-                session, PolicyCache(), scope_of(team.tenant_id), agent.principal_id
-            )
+    invalid = {"time_window": "whenever"}
+    policy = await _policy_with(database, 0, "tool:odd.*", "allow", conditions=invalid)
     assert policy.decide("tool:odd.x", "call", clock.now()).effect == "deny"
     assert [rule.effect for rule in policy.rules()] == ["deny"]
