@@ -182,10 +182,15 @@ async def denied_for(db: Database, tenant_id: TenantId, binding: Binding) -> App
     return next((row for row in rows if row.expires_at > now), None)
 
 
-def _lock_key(tenant_id: TenantId, binding: Binding) -> int:
-    raw = f"{tenant_id}|{binding.deployment_id}|{binding.agent_id}|{binding.grant_key}|"
-    raw += f"{binding.arguments_sha256}|{binding.tool_sha256}"
+def _lock_key(*parts: object) -> int:
+    """A PostgreSQL advisory lock's key for what ``parts`` name."""
+    raw = "|".join(map(str, parts))
     return int.from_bytes(hashlib.sha256(raw.encode()).digest()[:8], "big", signed=True)
+
+
+async def _lock(session: AsyncSession, *parts: object) -> None:
+    """Hold the advisory lock of ``parts`` to the end of the transaction (PostgreSQL)."""
+    await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _lock_key(*parts)})
 
 
 async def pending_for(
@@ -193,10 +198,16 @@ async def pending_for(
 ) -> Approval:
     """The live pending approval of the request's binding, reused, or a new one."""
     async with db.session(write=True) as session:
+        binding = request.binding
         if not db.is_sqlite:
-            await session.execute(
-                text("SELECT pg_advisory_xact_lock(:key)"),
-                {"key": _lock_key(tenant_id, request.binding)},
+            await _lock(
+                session,
+                tenant_id,
+                binding.deployment_id,
+                binding.agent_id,
+                binding.grant_key,
+                binding.arguments_sha256,
+                binding.tool_sha256,
             )
         now = clock.now()
         rows = await repository.matching(session, tenant_id, request.binding, ("pending",))
@@ -221,10 +232,7 @@ async def _within_bound(
     through and the database to keep (stop 44). On PostgreSQL the agent's own lock, taken after
     the binding's (always in that order), makes two new approvals count one after the other."""
     if not sqlite:
-        key = int.from_bytes(
-            hashlib.sha256(f"{tenant_id}|{agent_id}".encode()).digest()[:8], "big", signed=True
-        )
-        await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+        await _lock(session, tenant_id, agent_id)
     count, first = await repository.live_pending_of_agent(session, tenant_id, agent_id, now)
     if count >= ctx.max_pending:
         wait = (first - now).total_seconds() if first is not None else 1.0

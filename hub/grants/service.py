@@ -54,8 +54,6 @@ __all__ = [
 log = logging.getLogger("hub.grants")
 
 PLATFORM_ALLOW = Decision("allow", None)
-#: the default of ``HUB_MAX_GRANTS_PER_PRINCIPAL``
-MAX_GRANTS_PER_PRINCIPAL = 10_000
 
 
 def to_rule(row: repository.RuleRow) -> GrantRule:
@@ -75,11 +73,19 @@ async def load_policy(
     session: AsyncSession, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID
 ) -> CompiledPolicy:
     """Compile the principal's grants and cache them under the version read with them."""
+    return (await _compiled(session, cache, tenant_id, principal_id))[1]
+
+
+async def _compiled(
+    session: AsyncSession, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID
+) -> tuple[int, CompiledPolicy]:
+    """The principal's grants as read now, compiled and cached under the version read with
+    them (``-1``, and nothing cached, when the principal is not in the tenant)."""
     version, rows = await repository.rule_rows_of(session, tenant_id, principal_id)
     policy = CompiledPolicy.compile(map(to_rule, rows))
     if version >= 0:
         cache.put(principal_id, version, policy)
-    return policy
+    return version, policy
 
 
 async def current_policy(
@@ -91,11 +97,7 @@ async def current_policy(
     cached = None if known is None else cache.get(principal_id, known)
     if known is not None and cached is not None:
         return known, cached  # the grants themselves are read only when the cache lacks them
-    version, rows = await repository.rule_rows_of(session, tenant_id, principal_id)
-    policy = CompiledPolicy.compile(map(to_rule, rows))
-    if version >= 0:
-        cache.put(principal_id, version, policy)
-    return version, policy
+    return await _compiled(session, cache, tenant_id, principal_id)
 
 
 async def policy_of(
@@ -257,7 +259,7 @@ async def create_grant(
     access: TenantAccess,
     data: GrantCreate,
     *,
-    limit: int = MAX_GRANTS_PER_PRINCIPAL,
+    limit: int,
 ) -> Grant:
     """A new grant, within the principal's ``limit`` of grants (``HUB_MAX_GRANTS_PER_PRINCIPAL``).
 
