@@ -8,6 +8,8 @@ registered secret in a record's rendered message and arguments with ``[redacted]
 that logs a header value cannot leak it. ``httpx2``/``httpcore2`` loggers stay at WARNING: httpx2
 logs every URL at INFO. uvicorn's access line keeps a query's parameter names and never their
 values (:class:`QueryValuesFilter`): the OAuth callback's ``code`` and ``state`` arrive there.
+Lines are formatted where they are logged and written by a thread of their own, so a reader that
+stops reading stderr never stalls the event loop (:mod:`hub.core.log_writer`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
+
+from hub.core.log_writer import LineWriter, QueuedLineHandler
 
 __all__ = [
     "QueryValuesFilter",
@@ -222,13 +226,19 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(payload, default=str)
 
 
+_writers: list[LineWriter] = []
+
+
 def configure_logging(level: str = "INFO") -> None:
-    """Send JSON lines to stderr (idempotent: replaces the handler it installed before)."""
+    """Send JSON lines to stderr, written by a thread of their own (:mod:`hub.core.log_writer`);
+    idempotent: replaces the handler it installed before, and keeps the process's one writer."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, "_hub_handler", False):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
+    if not _writers:
+        _writers.append(LineWriter(sys.stderr))
+    handler = QueuedLineHandler(_writers[0])
     handler.setFormatter(JsonFormatter())
     handler.addFilter(RedactingFilter())
     handler._hub_handler = True  # type: ignore[attr-defined]

@@ -1,0 +1,156 @@
+"""Log lines written by a thread of their own, so a stalled reader never stalls the event loop.
+
+A log line used to be written to stderr by the code that logged it, on the event loop. stderr is
+a pipe to whatever collects the logs (the container runtime, a shell's ``| tee``, a test's
+``subprocess.PIPE``); once its reader stops reading for a while, the pipe's 64 KiB fill up and the
+next ``write`` blocks, and with it every request of the replica, ``/healthz`` included. Probed with
+``hub serve`` and stderr left unread: 283 requests were served, then none.
+
+:class:`QueuedLineHandler` formats a record where it is logged (so the request context and the
+secrets live at that moment apply, as before) and hands the finished line to a bounded queue; one
+:class:`LineWriter` thread per process writes what the queue holds. When the queue is full, a
+line is dropped and counted, never waited for; the writer reports the count in a line of its own
+once it can write again. At exit the writer is given :data:`DRAIN_S` to write what is queued.
+
+Written here rather than with :class:`logging.handlers.QueueListener`: the listener stops by
+putting a sentinel with ``put_nowait``, which fails on a full queue (the case this exists for),
+and it has no way to count and report dropped lines.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import queue
+import threading
+from datetime import UTC, datetime
+from typing import TextIO
+
+__all__ = ["DRAIN_S", "QUEUED_LINES", "LineWriter", "QueuedLineHandler"]
+
+#: lines held while the reader is slow; about 5 MB of typical lines
+QUEUED_LINES = 10_000
+#: how long exit waits for queued lines to be written
+DRAIN_S = 2.0
+#: lines written per ``write`` call at most, when many are queued
+_BATCH = 256
+
+
+class LineWriter:
+    """One thread writing queued lines to ``stream``; :meth:`put` never blocks."""
+
+    def __init__(self, stream: TextIO, *, maxsize: int = QUEUED_LINES) -> None:
+        self._stream = stream
+        self._lines: queue.Queue[str | None] = queue.Queue(maxsize)
+        self._dropped = 0
+        self._dropped_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="hub-log-writer", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+
+    def put(self, line: str) -> None:
+        try:
+            self._lines.put_nowait(line)
+        except queue.Full:
+            with self._dropped_lock:
+                self._dropped += 1
+
+    def flush(self, timeout: float = DRAIN_S) -> bool:
+        """Wait until every line queued so far is written; False if ``timeout`` passed first."""
+        done = threading.Event()
+        marker = _Marker(done)
+        try:
+            self._lines.put(marker, timeout=timeout)
+        except queue.Full:
+            return False
+        return done.wait(timeout)
+
+    def close(self) -> None:
+        """Write what is queued (for at most :data:`DRAIN_S`), then stop the thread."""
+        atexit.unregister(self.close)
+        if not self._thread.is_alive():
+            return
+        try:
+            self._lines.put(None, timeout=DRAIN_S)
+        except queue.Full:
+            return  # the reader is stalled: the daemon thread ends with the process
+        self._thread.join(DRAIN_S)
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._lines.get()]
+            while len(batch) < _BATCH:
+                try:
+                    batch.append(self._lines.get_nowait())
+                except queue.Empty:
+                    break
+            if not self._write(batch):
+                return
+
+    def _write(self, batch: list[str | None]) -> bool:
+        """Write ``batch`` (with the count of lines dropped before it); False at its end."""
+        with self._dropped_lock:
+            dropped, self._dropped = self._dropped, 0
+        text = [_dropped_line(dropped)] if dropped else []
+        markers = []
+        running = True
+        for line in batch:
+            if line is None:
+                running = False
+                break
+            if isinstance(line, _Marker):
+                markers.append(line)
+            else:
+                text.append(line)
+        try:
+            if text:
+                self._stream.write("\n".join(text) + "\n")
+                self._stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed or broken stderr: nothing else could report it either
+        for marker in markers:
+            marker.done.set()
+        return running
+
+
+class _Marker(str):
+    """Queued by :meth:`LineWriter.flush`: set once every line before it is written."""
+
+    done: threading.Event
+
+    def __new__(cls, done: threading.Event) -> _Marker:
+        marker = super().__new__(cls, "")
+        marker.done = done
+        return marker
+
+
+def _dropped_line(count: int) -> str:
+    return json.dumps(
+        {
+            "time": datetime.now(UTC).isoformat(),
+            "level": "warning",
+            "logger": "hub.logging",
+            "message": f"{count} log lines dropped: stderr was not read as fast as they came",
+            "dropped_lines": count,
+        }
+    )
+
+
+class QueuedLineHandler(logging.Handler):
+    """Formats each record where it is logged and queues the line on a :class:`LineWriter`."""
+
+    def __init__(self, writer: LineWriter) -> None:
+        super().__init__()
+        self.writer = writer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record)
+        except Exception:  # a record that cannot be formatted must not break the caller
+            self.handleError(record)
+            return
+        self.writer.put(line)
+
+    def flush(self) -> None:
+        self.writer.flush()
