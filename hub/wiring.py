@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub import __version__
+from hub.approvals.erasure import register_erasure
 from hub.approvals.gauge import pending_reader
 from hub.approvals.service import ApprovalContext
 from hub.audit.failures import audit_failed_request
@@ -67,11 +68,14 @@ def rate_limiter(settings: Settings, metrics: Metrics) -> RateLimiter:
     return RateLimiter(policies, settings.rate_limit_storage_url.get_secret_value(), metrics)
 
 
-def register_jobs(jobs: JobRegistry, refresher: TokenRefresher, watch: DriftWatch) -> None:
+def register_jobs(
+    jobs: JobRegistry, refresher: TokenRefresher, watch: DriftWatch, settings: Settings
+) -> None:
     """Every background job kind of the hub, registered with one call each
     (``jobs.register(kind, handler, …)``; see :mod:`hub.core.jobs`)."""
     register_refresh(jobs, refresher)
     register_drift(jobs, watch)
+    register_erasure(jobs, settings.approval_arguments_keep_s)
 
 
 def scraped_state(keyring: Keyring, metrics: Metrics) -> ScrapedState:
@@ -120,7 +124,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     limiter = rate_limiter(settings, metrics)
     watch = DriftWatch(upstream, metrics, settings.drift_interval_s, limiter)
     jobs = JobRegistry()
-    register_jobs(jobs, refresher, watch)
+    register_jobs(jobs, refresher, watch, settings)
     return Components(
         [
             settings,

@@ -25,6 +25,7 @@ __all__ = [
     "count_pending_all_tenants",
     "count_pending_every_tenant",
     "decide",
+    "erase_arguments",
     "get_approval",
     "get_approvals",
     "list_approvals",
@@ -271,3 +272,29 @@ async def count_pending_every_tenant(session: AsyncSession, now: datetime) -> in
     """:func:`count_pending_all_tenants` over every tenant at once, by the ``SECURITY DEFINER``
     ``hub_pending_approvals()`` (PostgreSQL, migration 0904)."""
     return int((await session.execute(_PENDING_OF_EVERY_TENANT, {"now": now})).scalar_one())
+
+
+async def erase_arguments(
+    session: AsyncSession, tenant_id: TenantId, before: datetime, limit: int
+) -> int:
+    """Erase the arguments of at most ``limit`` of the tenant's approvals that could last be used
+    before ``before`` (a pending one until ``expires_at``, an approved one until ``use_by``):
+    how many were erased. The rows are found by ``ix_approvals_tenant_held_arguments``."""
+    held = (
+        select(Approval.id)
+        .where(
+            Approval.tenant_id == tenant_id.value,
+            Approval.arguments_key_id != "",
+            Approval.expires_at < before,
+            func.coalesce(Approval.use_by, Approval.expires_at) < before,
+        )
+        .order_by(Approval.expires_at)
+        .limit(limit)
+    )
+    result = await session.execute(
+        update(Approval)
+        .where(Approval.tenant_id == tenant_id.value, Approval.id.in_(held.scalar_subquery()))
+        .values(arguments_key_id="", arguments_nonce=b"", arguments_ciphertext=b"")
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]

@@ -25,7 +25,17 @@ class ApprovalRead(BaseModel):
     wire_name: str
     grant_key: str
     arguments: dict[str, Any] | None = Field(
-        description="The call's exact arguments; null once their key has left the keyring"
+        description=(
+            "The call's exact arguments; null once erased (see arguments_erased) or once their"
+            " key has left the keyring"
+        )
+    )
+    arguments_erased: bool = Field(
+        default=False,
+        description=(
+            "The arguments were erased HUB_APPROVAL_ARGUMENTS_KEEP_S after the approval could"
+            " last be used; their SHA-256 stays"
+        ),
     )
     arguments_sha256: str
     tool_sha256: str

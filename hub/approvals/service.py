@@ -109,9 +109,12 @@ def approval_aad(tenant_id: uuid.UUID, approval_id: uuid.UUID) -> bytes:
 
 
 def _arguments_of(keyring: Keyring, row: Approval) -> dict[str, Any] | None:
-    """The call's arguments, or None when their key has left the keyring: approvals live minutes
-    (``HUB_APPROVAL_TTL_S`` + ``HUB_APPROVAL_USE_S``), so ``hub crypto rotate`` does not rewrap
-    them; an old row stays readable, without its arguments (README, "Rotate keys")."""
+    """The call's arguments, or None once erased (:mod:`hub.approvals.erasure`) or when their
+    key has left the keyring: approvals live minutes (``HUB_APPROVAL_TTL_S`` +
+    ``HUB_APPROVAL_USE_S``), so ``hub crypto rotate`` does not rewrap them; an old row stays
+    readable, without its arguments (README, "Rotate keys")."""
+    if not row.arguments_key_id:
+        return None
     sealed = Sealed(
         row.arguments_key_id, bytes(row.arguments_nonce), bytes(row.arguments_ciphertext)
     )
@@ -134,6 +137,7 @@ def read_of(keyring: Keyring, row: Approval, now: datetime | None = None) -> App
         wire_name=row.wire_name,
         grant_key=row.grant_key,
         arguments=_arguments_of(keyring, row),
+        arguments_erased=not row.arguments_key_id,
         arguments_sha256=row.arguments_sha256,
         tool_sha256=row.tool_sha256,
         catalog_version=row.catalog_version,

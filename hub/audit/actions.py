@@ -93,6 +93,7 @@ class Action(StrEnum):
     APPROVAL_LIST = "approval.list"
     APPROVAL_GET = "approval.get"
     APPROVAL_DECIDE = "approval.decide"
+    APPROVAL_ARGUMENTS_ERASE = "approval.arguments_erase"
     # the console (DESIGN §14): signing in and out
     CONSOLE_SIGN_IN = "console_session.create"
     CONSOLE_SIGN_OUT = "console_session.delete"

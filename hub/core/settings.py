@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     approval_wait_s: float = Field(default=20.0, ge=0, le=300)
     approval_ttl_s: float = Field(default=900.0, gt=0, le=7 * 86_400)
     approval_use_s: float = Field(default=600.0, gt=0, le=86_400)
+    # how long an approval's arguments outlive its last possible use (hub.approvals.erasure)
+    approval_arguments_keep_s: float = Field(default=86_400.0, ge=0, le=90 * 86_400)
     max_tool_result_bytes: int = Field(default=1024 * 1024, ge=1024)
     # the JSON bytes of tool definitions a replica keeps for the gateway (catalogs and views)
     gateway_cache_bytes: int = Field(default=32 * 1024 * 1024, ge=0)

@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.db import Database
 from hub.core.rls import Scope
-from hub.core.tenancy import system_scope
+from hub.core.tenancy import TenantId, system_scope
 
-__all__ = ["count_every_tenant", "every_tenant"]
+__all__ = ["count_every_tenant", "every_tenant", "every_tenant_id"]
 
 _T = TypeVar("_T")
 
@@ -34,6 +34,12 @@ async def every_tenant(db: Database, *, reason: str) -> list[Scope | None]:
     on PostgreSQL, ``[None]`` (one unscoped pass) on SQLite."""
     if db.is_sqlite:
         return [None]
+    return list(await every_tenant_id(db, reason=reason))
+
+
+async def every_tenant_id(db: Database, *, reason: str) -> list[TenantId]:
+    """Every tenant, on either backend: for a pass whose queries are tenant-scoped by
+    construction (``scoped(…, TenantId)``) and so run tenant by tenant on SQLite too."""
     async with db.session(write=False) as session:
         ids = (await session.execute(sa.select(_TENANTS.c.id).order_by(_TENANTS.c.id))).scalars()
         return [system_scope(tenant_id, reason=reason) for tenant_id in ids]

@@ -4,7 +4,9 @@ An approval is bound to (deployment, agent, grant key, arguments sha256, tool de
 only the identical call on the identical tool can use it, once (``used_at``). The arguments are
 kept encrypted (AAD bound to the approval id) so approvers can see exactly what would run.
 ``status`` is stored as ``pending``/``approved``/``denied``/``used``; ``expired`` is computed on
-read from ``expires_at`` (pending) and ``use_by`` (approved) (DESIGN §15).
+read from ``expires_at`` (pending) and ``use_by`` (approved) (DESIGN §15). The arguments are
+erased (empty key id, nonce and ciphertext) ``HUB_APPROVAL_ARGUMENTS_KEEP_S`` after the approval
+could last be used; the row, its hashes and its decision stay.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     Uuid,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -30,6 +33,8 @@ from hub.core.dbtypes import JSONType, UTCDateTime
 from hub.models.base import Base, IdMixin
 
 STORED_STATUSES = ("pending", "approved", "denied", "used")
+#: ``arguments_key_id`` is empty once the arguments are erased (hub.approvals.erasure)
+HELD_ARGUMENTS = text("arguments_key_id <> ''")
 
 
 class Approval(IdMixin, Base):
@@ -44,6 +49,14 @@ class Approval(IdMixin, Base):
         ForeignKeyConstraint(["tenant_id", "agent_id"], ["principals.tenant_id", "principals.id"]),
         CheckConstraint("status IN ('pending', 'approved', 'denied', 'used')", name="status"),
         Index("ix_approvals_tenant_requested", "tenant_id", "requested_at", "id"),
+        # the approvals whose arguments are still held, by expiry: what the erasure job walks
+        Index(
+            "ix_approvals_tenant_held_arguments",
+            "tenant_id",
+            "expires_at",
+            postgresql_where=HELD_ARGUMENTS,
+            sqlite_where=HELD_ARGUMENTS,
+        ),
         Index(
             "ix_approvals_binding",
             "deployment_id",
