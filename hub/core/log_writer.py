@@ -22,27 +22,35 @@ from __future__ import annotations
 import atexit
 import json
 import logging
-import queue
 import threading
+import time
+from collections import deque
 from datetime import UTC, datetime
 from typing import TextIO
 
-__all__ = ["DRAIN_S", "QUEUED_LINES", "LineWriter", "QueuedLineHandler"]
+__all__ = ["DRAIN_S", "GATHER_S", "QUEUED_LINES", "LineWriter", "QueuedLineHandler"]
 
 #: lines held while the reader is slow; about 5 MB of typical lines
 QUEUED_LINES = 10_000
 #: how long exit waits for queued lines to be written
 DRAIN_S = 2.0
-#: lines written per ``write`` call at most, when many are queued
-_BATCH = 256
+#: how long the writer lets lines gather once one is queued: one wake-up and one ``write`` per
+#: batch, not per line (a wake-up per line cost the bench's bare route 37,000 instructions, 5%)
+GATHER_S = 0.02
 
 
 class LineWriter:
-    """One thread writing queued lines to ``stream``; :meth:`put` never blocks."""
+    """One thread writing queued lines to ``stream``; :meth:`put` never blocks.
+
+    The queue is a :class:`collections.deque` (its ``append`` and ``popleft`` are atomic) and an
+    event set when a line arrives to an idle writer, so a put costs no lock and no system call
+    while the writer is busy or already woken."""
 
     def __init__(self, stream: TextIO, *, maxsize: int = QUEUED_LINES) -> None:
         self._stream = stream
-        self._lines: queue.Queue[str | None] = queue.Queue(maxsize)
+        self._maxsize = maxsize
+        self._lines: deque[str | None] = deque()
+        self._wake = threading.Event()
         self._dropped = 0
         self._dropped_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="hub-log-writer", daemon=True)
@@ -50,41 +58,39 @@ class LineWriter:
         atexit.register(self.close)
 
     def put(self, line: str) -> None:
-        try:
-            self._lines.put_nowait(line)
-        except queue.Full:
+        if len(self._lines) >= self._maxsize:
             with self._dropped_lock:
                 self._dropped += 1
+            return
+        self._append(line)
+
+    def _append(self, item: str | None) -> None:
+        self._lines.append(item)
+        if not self._wake.is_set():
+            self._wake.set()
 
     def flush(self, timeout: float = DRAIN_S) -> bool:
         """Wait until every line queued so far is written; False if ``timeout`` passed first."""
-        done = threading.Event()
-        marker = _Marker(done)
-        try:
-            self._lines.put(marker, timeout=timeout)
-        except queue.Full:
-            return False
-        return done.wait(timeout)
+        marker = _Marker(threading.Event())
+        self._append(marker)
+        return marker.done.wait(timeout)
 
     def close(self) -> None:
-        """Write what is queued (for at most :data:`DRAIN_S`), then stop the thread."""
+        """Write what is queued (for at most :data:`DRAIN_S`), then stop the thread; a stalled
+        reader leaves the daemon thread to end with the process."""
         atexit.unregister(self.close)
-        if not self._thread.is_alive():
-            return
-        try:
-            self._lines.put(None, timeout=DRAIN_S)
-        except queue.Full:
-            return  # the reader is stalled: the daemon thread ends with the process
-        self._thread.join(DRAIN_S)
+        if self._thread.is_alive():
+            self._append(None)
+            self._thread.join(DRAIN_S)
 
     def _run(self) -> None:
         while True:
-            batch = [self._lines.get()]
-            while len(batch) < _BATCH:
-                try:
-                    batch.append(self._lines.get_nowait())
-                except queue.Empty:
-                    break
+            self._wake.wait()
+            time.sleep(GATHER_S)
+            self._wake.clear()  # before the drain: a line appended after it wakes the next pass
+            batch = []
+            while self._lines:
+                batch.append(self._lines.popleft())
             if not self._write(batch):
                 return
 
