@@ -34,6 +34,7 @@ import typer
 
 from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
+from hub.core.connection_bound import limit_connections
 from hub.core.http_protocol import HubHttpToolsProtocol, limit_pending_requests
 
 if TYPE_CHECKING:  # every ``hub`` command imports this module: the app's stack when it serves
@@ -113,6 +114,7 @@ def served_app() -> FastAPI:
 
     settings = runtime_settings()
     limit_pending_requests(settings.max_pending_request_bytes)
+    limit_connections(settings.max_connections)
     app = create_app(settings)
     _served.append(app)
     gc.collect()

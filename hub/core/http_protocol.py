@@ -1,5 +1,6 @@
 """The HTTP/1.1 protocol ``hub serve`` and ``hub sidecar --listen`` run: uvicorn's httptools
-protocol, with Nagle's algorithm off and a bound on a request's head.
+protocol, with Nagle's algorithm off, a bound on a request's head, and a bound on the
+connections a process holds (:mod:`hub.core.connection_bound`).
 
 **The head is bounded** (found by sending it, stop 43). httptools (llhttp) sets no limit on the
 request line and headers, and uvicorn adds none for it (its ``h11_max_incomplete_event_size`` is
@@ -55,6 +56,8 @@ from typing import Any
 
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from hub.core.connection_bound import BOUND, ConnectionBound
 
 __all__ = [
     "BODY_TIMEOUT_S",
@@ -120,6 +123,10 @@ _BUSY = _raw_response(
         "server_busy",
         "the server holds too many requests that have not finished arriving; try again",
     ),
+)
+_FULL = _raw_response(
+    b"503 Service Unavailable\r\nretry-after: 1",
+    _error_body("server_busy", "the server holds as many connections as it may; try again"),
 )
 
 
@@ -214,6 +221,7 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
     head_timeout_s = HEAD_TIMEOUT_S
     body_timeout_s = BODY_TIMEOUT_S
     pending = PENDING
+    connection_bound: ConnectionBound = BOUND
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         sock = transport.get_extra_info("socket")
@@ -221,6 +229,13 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
         self.flow = self._timed_flow = _TimedFlow(transport, self.loop, self._reading_resumed)
+        if len(self.connections) > self.connection_bound.limit:
+            # refused before anything is read, and closed at once: a refused connection must
+            # not be held (hub.core.connection_bound)
+            self._refused = True
+            self.connection_bound.refuse()
+            transport.write(_FULL)
+            transport.close()
 
     def data_received(self, data: bytes) -> None:
         if self._refused:

@@ -108,6 +108,8 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
     # The bytes of begun, not yet received requests one process holds (hub.core.http_protocol)
     max_pending_request_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    # The connections one process holds at once (hub.core.connection_bound)
+    max_connections: int = Field(default=10_000, ge=16, le=1_000_000)
     # The live pending approvals one agent may have; one more ask is refused (hub.approvals)
     max_pending_approvals: int = Field(default=50, ge=1, le=10_000)
     # The grants one principal may hold: its policy is read whole when it changes (hub.grants)
