@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
 import threading
 import time
 from collections import deque
@@ -44,18 +45,26 @@ class LineWriter:
 
     The queue is a :class:`collections.deque` (its ``append`` and ``popleft`` are atomic) and an
     event set when a line arrives to an idle writer, so a put costs no lock and no system call
-    while the writer is busy or already woken."""
+    while the writer is busy or already woken.
+
+    A process forked from one with a writer gets a writer thread of its own, with an empty queue
+    (the parent writes what it had queued): a fork copies no thread, and lines queued to none
+    would never be written."""
 
     def __init__(self, stream: TextIO, *, maxsize: int = QUEUED_LINES) -> None:
         self._stream = stream
         self._maxsize = maxsize
+        self._start()
+        atexit.register(self.close)
+        os.register_at_fork(after_in_child=self._start)
+
+    def _start(self) -> None:
         self._lines: deque[str | None] = deque()
         self._wake = threading.Event()
         self._dropped = 0
         self._dropped_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="hub-log-writer", daemon=True)
         self._thread.start()
-        atexit.register(self.close)
 
     def put(self, line: str) -> None:
         if len(self._lines) >= self._maxsize:

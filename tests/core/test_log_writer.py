@@ -126,3 +126,21 @@ def test_a_line_is_formatted_and_redacted_when_logged_not_when_written(
     record = json.loads(line)
     assert record["message"] == "call failed with [redacted]"
     assert "upstream said [redacted]" in record["exception"]
+
+
+def test_a_forked_process_writes_its_own_lines(pipe: tuple[int, int]) -> None:
+    """A fork copies no thread: without a writer of its own, the child's lines would wait in a
+    queue nothing reads (and the parent's queued lines must not be written twice)."""
+    read, write = pipe
+    writer = LineWriter(os.fdopen(write, "w", closefd=False))
+    writer.put("parent")
+    assert writer.flush(timeout=5)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's exit code is the assertion
+        writer.put("child")
+        os._exit(0 if writer.flush(timeout=5) else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    writer.close()
+    os.close(write)
+    assert _read_all(read) == ["parent", "child"]
