@@ -30,13 +30,14 @@ __all__ = [
 
 
 async def due_servers(
-    session: AsyncSession, now: datetime, limit: int
-) -> Sequence[tuple[uuid.UUID, uuid.UUID]]:
-    """``(tenant_id, server_id)`` of live servers some deployment references whose probe is due
-    (never probed first), across tenants: the system job's work list."""
+    session: AsyncSession, tenant_id: TenantId, now: datetime, limit: int
+) -> Sequence[uuid.UUID]:
+    """The tenant's live servers some deployment references whose probe is due, the longest
+    due first (never probed before all): the system job's work list for the tenant."""
     query = (
-        select(Server.tenant_id, Server.id)
+        select(Server.id)
         .where(
+            Server.tenant_id == tenant_id.value,
             Server.deleted_at.is_(None),
             select(DeploymentEntry.id)
             .where(
@@ -53,7 +54,7 @@ async def due_servers(
         .order_by(ServerProbe.next_probe_at.is_not(None), ServerProbe.next_probe_at, Server.id)
         .limit(limit)
     )
-    return [(row[0], row[1]) for row in (await session.execute(query)).all()]
+    return list((await session.execute(query)).scalars().all())
 
 
 async def get_probe(
