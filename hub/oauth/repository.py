@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Uuid, and_, column, func, or_, select, text, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
 
 from hub.core.tenancy import TenantId, scoped
 from hub.models import Credential, OAuthAuthorization, OAuthClient
@@ -34,9 +35,10 @@ __all__ = [
     "get_client",
     "get_credential",
     "lock_credential",
-    "lock_due_all_tenants",
+    "lock_due",
     "lock_to_rewrap_all_tenants",
     "tenant_of_state",
+    "tenants_due",
     "tenants_due_every_tenant",
     "update_credential",
     "update_sealed",
@@ -201,33 +203,53 @@ async def write_by_holder(
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def lock_due_all_tenants(
-    session: AsyncSession, due_before: datetime, now: datetime, limit: int
-) -> Sequence[Credential]:
-    """OAuth credentials of every tenant whose token expires before ``due_before``, that hold a
-    refresh token and no live lease; locked, rows others hold skipped (the worker's claim)."""
-    query = (
-        select(Credential)
-        .where(
-            Credential.type == "oauth_token",
-            Credential.status == "active",
-            Credential.oauth_token_endpoint.is_not(None),
-            Credential.refresh_token_ciphertext.is_not(None),
-            Credential.expires_at.is_not(None),
-            Credential.expires_at < due_before,
-            or_(
-                Credential.refresh_lease_until.is_(None),
-                and_(
-                    Credential.refresh_lease_until.is_not(None),
-                    Credential.refresh_lease_until < now,
-                ),
+def _due(due_before: datetime, now: datetime) -> tuple[ColumnElement[bool], ...]:
+    """An OAuth credential whose token expires before ``due_before``, that holds a refresh
+    token and no live lease."""
+    return (
+        Credential.type == "oauth_token",
+        Credential.status == "active",
+        Credential.oauth_token_endpoint.is_not(None),
+        Credential.refresh_token_ciphertext.is_not(None),
+        Credential.expires_at.is_not(None),
+        Credential.expires_at < due_before,
+        or_(
+            Credential.refresh_lease_until.is_(None),
+            and_(
+                Credential.refresh_lease_until.is_not(None),
+                Credential.refresh_lease_until < now,
             ),
-        )
+        ),
+    )
+
+
+async def lock_due(
+    session: AsyncSession, tenant_id: TenantId, due_before: datetime, now: datetime, limit: int
+) -> Sequence[Credential]:
+    """The tenant's credentials due (:func:`_due`), the most urgent first; locked, rows others
+    hold skipped (the worker's claim)."""
+    query = (
+        scoped(Credential, tenant_id)
+        .where(*_due(due_before, now))
         .order_by(Credential.expires_at, Credential.id)
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
     return (await session.execute(query)).scalars().all()
+
+
+async def tenants_due(
+    session: AsyncSession, due_before: datetime, now: datetime
+) -> list[uuid.UUID]:
+    """The tenants holding a credential due, the most urgent first, in every tenant the session
+    sees (SQLite's; on PostgreSQL :func:`tenants_due_every_tenant`)."""
+    query = (
+        select(Credential.tenant_id)
+        .where(*_due(due_before, now))
+        .group_by(Credential.tenant_id)
+        .order_by(func.min(Credential.expires_at), Credential.tenant_id)
+    )
+    return list((await session.execute(query)).scalars())
 
 
 _TENANTS_DUE = text(
@@ -238,7 +260,7 @@ _TENANTS_DUE = text(
 async def tenants_due_every_tenant(
     session: AsyncSession, due_before: datetime, now: datetime
 ) -> list[uuid.UUID]:
-    """The tenants holding a credential :func:`lock_due_all_tenants` would claim, the most
+    """The tenants holding a credential :func:`lock_due` would claim, the most
     urgent first, by the ``SECURITY DEFINER`` ``hub_oauth_due_tenants()`` (PostgreSQL,
     migration 0904)."""
     params = {"due_before": due_before, "now": now}

@@ -1,0 +1,88 @@
+"""The refresher refreshes side by side, and one tenant cannot fill its batch (stop 45).
+
+It refreshed one claimed credential after another: a tenant whose authorization server never
+answered made each of its refreshes last the flow deadline, and every credential claimed after
+them, any tenant's, waited with its lease running out and its token expiring.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import update
+
+from hub.core import clock
+from hub.core.components import components_of
+from hub.core.db import Database
+from hub.core.settings import Settings
+from hub.models import Credential
+from hub.oauth.context import OAuthContext
+from hub.oauth.worker import refresh_pass
+from tests.conftest import make_settings
+from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
+from tests.support.databases import owner_session
+from tests.support.stories import make_tenant_admin
+
+DEADLINE_S = 2.0  # one whole flow step, here
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return make_settings(
+        db_url, allow_loopback=True, discovery_timeout_s=DEADLINE_S, public_url="http://hub.test"
+    )
+
+
+async def _due_in(hub: Hub, credential_id: str, seconds: float) -> None:
+    """Issued a minute ago, expiring in ``seconds``: due, and half its lifetime gone."""
+    async with owner_session(hub.db) as session:
+        await session.execute(
+            update(Credential)
+            .where(Credential.id == uuid.UUID(credential_id))
+            .values(
+                updated_at=clock.now() - timedelta(seconds=65),
+                expires_at=clock.now() + timedelta(seconds=seconds),
+            )
+        )
+
+
+async def _tenant(
+    app: FastAPI, hub: Hub, peers: OAuthPeers, count: int, due_in: float
+) -> list[str]:
+    other = Hub(app, hub.client, hub.db, await make_tenant_admin(hub.db))
+    made = [await other.connected(peers, f"s{number}") for number in range(count)]
+    for credential_id in made:
+        await _due_in(other, credential_id, due_in)
+    return made
+
+
+async def test_a_tenant_whose_authorization_server_never_answers_delays_no_other(
+    app: FastAPI, hub: Hub, database: Database, oauth_peers: OAuthPeersStarter
+) -> None:
+    slow_peers = await oauth_peers(auth={"access_ttl_s": 120})
+    prompt_peers = await oauth_peers(auth={"access_ttl_s": 120})
+    await _tenant(app, hub, slow_peers, 3, due_in=40)  # the most urgent: claimed first
+    await _tenant(app, hub, prompt_peers, 1, due_in=55)
+    slow_peers.auth.knobs.token_delay_s = (
+        DEADLINE_S + 1
+    )  # past the deadline: every refresh times out
+    refresher = components_of(app).get(OAuthContext).refresher
+    started = time.monotonic()
+    assert await refresh_pass(database, refresher) == 4
+    assert time.monotonic() - started < DEADLINE_S + 1.5  # one after another: 3 deadlines first
+    assert len(prompt_peers.auth.token_requests("refresh_token")) == 1
+
+
+async def test_one_tenant_claims_at_most_its_share_of_a_pass(
+    app: FastAPI, hub: Hub, database: Database, oauth_peers: OAuthPeersStarter
+) -> None:
+    peers = await oauth_peers(auth={"access_ttl_s": 120})
+    await _tenant(app, hub, peers, 3, due_in=40)
+    refresher = components_of(app).get(OAuthContext).refresher
+    assert await refresh_pass(database, refresher, per_tenant=2) == 2
+    assert len(peers.auth.token_requests("refresh_token")) == 2
+    assert await refresh_pass(database, refresher, per_tenant=2) == 1  # the third, still due
