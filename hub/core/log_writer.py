@@ -97,9 +97,8 @@ class LineWriter:
             self._wake.wait()
             time.sleep(GATHER_S)
             self._wake.clear()  # before the drain: a line appended after it wakes the next pass
-            batch = []
-            while self._lines:
-                batch.append(self._lines.popleft())
+            lines = self._lines
+            batch = [lines.popleft() for _ in range(len(lines))]  # what is there now, no more
             if not self._write(batch):
                 return
 
