@@ -59,6 +59,9 @@ async def _erase_tenant(
     run: JobRun | None,
     batch: int,
 ) -> int:
+    async with db.session(write=False) as read:
+        if not await repository.any_arguments_to_erase(read, tenant_id, before):
+            return 0
     erased = 0
     while run is None or not run.stop.is_set():
         async with db.session(write=True) as session:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Table, bindparam, func, not_, select, text, update
+from sqlalchemy import Select, Table, bindparam, func, not_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
@@ -22,6 +22,7 @@ from hub.models import Approval
 
 __all__ = [
     "Binding",
+    "any_arguments_to_erase",
     "count_pending_all_tenants",
     "count_pending_every_tenant",
     "decide",
@@ -274,13 +275,11 @@ async def count_pending_every_tenant(session: AsyncSession, now: datetime) -> in
     return int((await session.execute(_PENDING_OF_EVERY_TENANT, {"now": now})).scalar_one())
 
 
-async def erase_arguments(
-    session: AsyncSession, tenant_id: TenantId, before: datetime, limit: int
-) -> int:
-    """Erase the arguments of at most ``limit`` of the tenant's approvals that could last be used
-    before ``before`` (a pending one until ``expires_at``, an approved one until ``use_by``):
-    how many were erased. The rows are found by ``ix_approvals_tenant_held_arguments``."""
-    held = (
+def _held_past(tenant_id: TenantId, before: datetime) -> Select[uuid.UUID]:
+    """The tenant's approvals that still hold their arguments and could last be used before
+    ``before`` (a pending one until ``expires_at``, an approved one until ``use_by``), the
+    longest past first; found by ``ix_approvals_tenant_held_arguments``."""
+    return (
         select(Approval.id)
         .where(
             Approval.tenant_id == tenant_id.value,
@@ -289,8 +288,24 @@ async def erase_arguments(
             func.coalesce(Approval.use_by, Approval.expires_at) < before,
         )
         .order_by(Approval.expires_at)
-        .limit(limit)
     )
+
+
+async def any_arguments_to_erase(
+    session: AsyncSession, tenant_id: TenantId, before: datetime
+) -> bool:
+    """Whether :func:`erase_arguments` would erase anything: read first, so that a tenant with
+    nothing to erase costs the erasure pass no write transaction."""
+    found = await session.execute(_held_past(tenant_id, before).limit(1))
+    return found.first() is not None
+
+
+async def erase_arguments(
+    session: AsyncSession, tenant_id: TenantId, before: datetime, limit: int
+) -> int:
+    """Erase the arguments of at most ``limit`` of the tenant's approvals :func:`_held_past`
+    ``before``: how many were erased."""
+    held = _held_past(tenant_id, before).limit(limit)
     result = await session.execute(
         update(Approval)
         .where(Approval.tenant_id == tenant_id.value, Approval.id.in_(held.scalar_subquery()))

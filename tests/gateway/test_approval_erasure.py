@@ -23,6 +23,7 @@ from tests.gateway.approvals_support import call, decide, deployed_with, pending
 from tests.gateway.support import Deployed
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.support.databases import owner_session
+from tests.support.queries import count_statements
 from tests.support.stories import audit_events
 
 TTL_S, USE_S, KEEP_S = 600, 300, 3600
@@ -161,3 +162,23 @@ async def test_every_tenant_is_erased_in_batches_each_audited(
         ]
     )
     assert {key_id for key_id, _, _ in (await _stored(database)).values()} == {""}
+
+
+@pytest.mark.parametrize("settings", [KEEPING], indirect=True)
+async def test_a_tenant_with_nothing_to_erase_costs_no_write(
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+    clock_control: ClockControl,
+) -> None:
+    """The pass visits every tenant every 10 minutes: one with nothing past its keeping is read,
+    not written (on SQLite a write transaction takes the database's one write lock)."""
+    for _ in range(3):
+        deployed, _ = await deployed_with(client, database, handmade_peer)
+        pending_id(await call(client, deployed, "echo", "kept"))
+    clock_control.advance(TTL_S + KEEP_S - 5)
+    with count_statements(database) as sent:
+        assert await erase_pass(database, KEEP_S) == 0
+    writes = [s for s in sent if s.lstrip().upper().startswith(("UPDATE", "INSERT"))]
+    assert writes == []
+    assert [s for s in sent if "approvals" in s]  # each tenant was looked at
