@@ -43,6 +43,7 @@ from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
 from hub.gateway.adapters.read import read_call
+from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.upstream import HubUpstream
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway
@@ -220,6 +221,9 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         audit=audit,
         limiter=parts.get(RateLimiter) if RateLimiter in parts else None,
         agent_key=str(caller.principal_id),
+        states=RequestStates(
+            approvals_ctx.keyring, tenant_id.value, view.deployment_id, view.agent_id
+        ),
     )
     headers = {k.lower(): v for k, v in request.headers.items()}
     response = _answer(await dispatch(host, raw, headers))

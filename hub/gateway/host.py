@@ -9,6 +9,9 @@ markings name (400 ``-32020``). And it counts every ``tools/call`` in the rate-l
 ``42900`` with ``data.retry_after_s`` and a ``Retry-After`` header (HTTP 200, DESIGN §15), reaches
 no upstream and, like a refused REST request, writes no audit row (a flood would otherwise become
 database writes); it is counted in ``hub_rate_limit_refusals_total``.
+
+With ``states`` (the endpoint's), a 2026-07-28 client that can be sent to a page is answered
+through URL-mode elicitation when its call waits for an approval (:mod:`hub.gateway.elicitation`).
 """
 
 from __future__ import annotations
@@ -18,12 +21,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from hub import __version__
-from hub.gateway.engine.engine import Gateway
+from hub.core import clock
+from hub.gateway.adapters.request_state import RequestStates
+from hub.gateway.elicitation import ElicitRound, input_required, url_round
+from hub.gateway.engine.engine import CallOutcome, Gateway
 from hub.gateway.engine.errors import RATE_LIMITED
 from hub.gateway.engine.model import DeploymentView
-from hub.gateway.engine.ports import ApprovalPort, AuditPort, DecidePort, UpstreamPort
+from hub.gateway.engine.ports import (
+    CLASSIC_ASK,
+    ApprovalPort,
+    AskMode,
+    AuditPort,
+    DecidePort,
+    StateSelection,
+    UpstreamPort,
+)
 from hub.mcp.headers import decode_header_value, param_headers
-from hub.mcp.server.answers import CallContext, RpcError
+from hub.mcp.server.answers import CallContext, InputRequired, RpcError
 from hub.mcp.wire import HEADER_MISMATCH
 from hub.ratelimit import RateLimiter
 
@@ -69,6 +83,7 @@ class GatewayHost:
     audit: AuditPort
     limiter: RateLimiter | None = None
     agent_key: str = ""
+    states: RequestStates | None = None  # the 2026 approval path's states; None: not offered
 
     @property
     def server_info(self) -> Mapping[str, Any]:
@@ -86,11 +101,12 @@ class GatewayHost:
 
     async def call_tool(
         self, name: str, arguments: Any, params: Mapping[str, Any], ctx: CallContext
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | InputRequired:
         await self._count_call()
         tool = self.view.tools.get(name)
         if ctx.era == "modern" and tool is not None:
             check_param_headers(tool.tool, arguments, ctx.headers)
+        elicit = url_round(params) if ctx.era == "modern" and self.states is not None else None
         outcome = await self.engine.call(
             self.view,
             name,
@@ -100,7 +116,11 @@ class GatewayHost:
             upstream=self.upstream,
             audit=self.audit,
             legacy=ctx.era == "legacy",
+            ask=self._ask_mode(elicit),
         )
+        asked = self._elicited(outcome, elicit, name)
+        if asked is not None:
+            return asked
         if outcome.failure is not None:
             failure = outcome.failure
             retry = failure.data.get("retry_after_s") if failure.code == RATE_LIMITED else None
@@ -108,6 +128,32 @@ class GatewayHost:
             raise RpcError(failure.code, failure.message, dict(failure.data), headers=headers)
         assert outcome.result is not None  # noqa: S101 - one of the two is always set
         return outcome.result
+
+    def _ask_mode(self, elicit: ElicitRound | None) -> AskMode:
+        if elicit is None or self.states is None:
+            return CLASSIC_ASK
+        if elicit.declined:
+            return AskMode(wait="never")
+        return AskMode("selected", self.states.open(elicit.request_state, clock.now()))
+
+    def _elicited(
+        self, outcome: CallOutcome, elicit: ElicitRound | None, wire_name: str
+    ) -> InputRequired | None:
+        """The ``input_required`` answer for a call left pending, when the client takes one."""
+        pending = outcome.pending
+        if elicit is None or elicit.declined or self.states is None or pending is None:
+            return None
+        if (
+            pending.approval_id is None
+            or pending.expires_at is None
+            or pending.arguments_sha256 is None
+            or pending.tool_sha256 is None
+        ):
+            return None
+        selection = StateSelection(
+            pending.approval_id, pending.arguments_sha256, pending.tool_sha256
+        )
+        return input_required(pending, wire_name, self.states.seal(selection, pending.expires_at))
 
     async def _count_call(self) -> None:
         if self.limiter is None:

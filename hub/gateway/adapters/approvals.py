@@ -1,8 +1,14 @@
-"""The approval port over the approvals service (DESIGN §10.3): (a), then (b), then wait."""
+"""The approval port over the approvals service (DESIGN §10.3): (a), then (b), then wait.
+
+How long the wait lasts is the caller's :class:`~hub.gateway.engine.ports.AskMode`: up to
+``HUB_APPROVAL_WAIT_S``, not at all, or only for a 2026 retry whose ``requestState`` selected
+this very call (DESIGN §15: the state selects, the binding decides)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from hub.approvals import service as approvals
@@ -10,7 +16,7 @@ from hub.approvals.service import ApprovalContext, ApprovalRequest, Binding, Too
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
 from hub.gateway.engine.model import DeploymentView, ToolEntry
-from hub.gateway.engine.ports import ApprovalOutcome
+from hub.gateway.engine.ports import CLASSIC_ASK, ApprovalOutcome, AskMode
 
 __all__ = ["HubApprovals"]
 
@@ -38,6 +44,7 @@ class HubApprovals:
         tool: ToolEntry,
         arguments: Mapping[str, Any],
         arguments_sha256: str,
+        ask: AskMode = CLASSIC_ASK,
     ) -> ApprovalOutcome:
         binding = Binding(
             deployment_id=view.deployment_id,
@@ -65,7 +72,8 @@ class HubApprovals:
             pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
         except TooManyPending as crowded:
             return ApprovalOutcome("crowded", None, retry_after_s=crowded.retry_after_s)
-        row = await self._ctx.watch.wait(self._db, self._tenant, pending, self._ctx.wait_s)
+        wait_s = self._ctx.wait_s if _waits(ask, binding, pending.id) else 0.0
+        row = await self._ctx.watch.wait(self._db, self._tenant, pending, wait_s)
         if row is not None and row.status == "approved":
             used = await approvals.use_approved(self._db, self._tenant, binding)
             if used is not None:
@@ -75,10 +83,35 @@ class HubApprovals:
                 pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
             except TooManyPending as crowded:
                 return ApprovalOutcome("crowded", None, retry_after_s=crowded.retry_after_s)
-            return ApprovalOutcome(
-                "pending", pending.id, pending.expires_at, self._url_of(pending.id)
-            )
+            return self._pending(pending.id, pending.expires_at, binding)
         if row is not None and row.status == "denied":
             return ApprovalOutcome("denied", row.id, row.expires_at)
         current = row or pending
-        return ApprovalOutcome("pending", current.id, current.expires_at, self._url_of(current.id))
+        return self._pending(current.id, current.expires_at, binding)
+
+    def _pending(
+        self, approval_id: uuid.UUID, expires_at: datetime, binding: Binding
+    ) -> ApprovalOutcome:
+        url = self._url_of(approval_id)
+        return ApprovalOutcome(
+            "pending",
+            approval_id,
+            expires_at,
+            url,
+            arguments_sha256=binding.arguments_sha256,
+            tool_sha256=binding.tool_sha256,
+        )
+
+
+def _waits(ask: AskMode, binding: Binding, pending_id: uuid.UUID) -> bool:
+    """Whether this call waits for a decision on ``pending_id`` (see :class:`AskMode`)."""
+    if ask.wait == "always":
+        return True
+    selected = ask.selected
+    return (
+        ask.wait == "selected"
+        and selected is not None
+        and selected.approval_id == pending_id
+        and selected.arguments_sha256 == binding.arguments_sha256
+        and selected.tool_sha256 == binding.tool_sha256
+    )

@@ -35,8 +35,10 @@ from hub.gateway.engine.errors import (
 )
 from hub.gateway.engine.model import DeploymentView, ToolEntry
 from hub.gateway.engine.ports import (
+    CLASSIC_ASK,
     ApprovalOutcome,
     ApprovalPort,
+    AskMode,
     AuditPort,
     CallRecord,
     DecidePort,
@@ -73,10 +75,13 @@ class GatewayOptions:
 
 @dataclass(frozen=True)
 class CallOutcome:
-    """A ``CallToolResult`` to answer with (``result``), or a JSON-RPC error (``failure``)."""
+    """A ``CallToolResult`` to answer with (``result``), or a JSON-RPC error (``failure``);
+    ``pending``: the approval an ``approval_pending`` result stands for (a host may answer it in
+    another form, DESIGN §10.3's 2026 ``input_required``)."""
 
     result: dict[str, Any] | None = None
     failure: RpcFailure | None = None
+    pending: ApprovalOutcome | None = None
 
 
 class Gateway:
@@ -118,12 +123,13 @@ class Gateway:
         upstream: UpstreamPort,
         audit: AuditPort,
         legacy: bool,
+        ask: AskMode = CLASSIC_ASK,
     ) -> CallOutcome:
         record = CallRecord(view.deployment_id, view.agent_id, wire_name)
         record.grants_version = decide.grants_version
         try:
             outcome = await self._call(
-                view, wire_name, arguments, decide, approvals, upstream, record
+                view, wire_name, arguments, decide, approvals, upstream, record, ask
             )
         finally:
             await audit.record(record)
@@ -140,6 +146,7 @@ class Gateway:
         approvals: ApprovalPort,
         upstream: UpstreamPort,
         record: CallRecord,
+        ask: AskMode,
     ) -> CallOutcome:
         tool = view.tools.get(wire_name)
         if tool is None:
@@ -171,7 +178,8 @@ class Gateway:
         digest = arguments_sha256(arguments)
         record.arguments_sha256 = digest
         if decision.effect == "ask":
-            approval = await approvals.resolve(view, tool, arguments, digest)
+            # ``ask`` goes positionally: a port that answers every call alike takes ``*_``
+            approval = await approvals.resolve(view, tool, arguments, digest, ask)
             record.approval_id = approval.approval_id
             if approval.status == "denied":
                 record.outcome, record.error_class = "denied", "approval_denied"
@@ -183,7 +191,7 @@ class Gateway:
                 )
             if approval.status == "pending":
                 record.outcome, record.error_class = "pending", "approval_pending"
-                return CallOutcome(result=_pending_result(approval))
+                return CallOutcome(result=_pending_result(approval), pending=approval)
             if approval.status == "crowded":
                 record.outcome, record.error_class = "failed", "rate_limited"
                 retry = approval.retry_after_s or 1

@@ -15,12 +15,15 @@ from typing import Any, Literal, Protocol
 from hub.gateway.engine.model import DeploymentView, Effect, ServerEntry, ToolEntry
 
 __all__ = [
+    "CLASSIC_ASK",
     "ApprovalOutcome",
     "ApprovalPort",
+    "AskMode",
     "AuditPort",
     "CallRecord",
     "DecidePort",
     "Shaper",
+    "StateSelection",
     "UpstreamFailure",
     "UpstreamPort",
     "UpstreamResult",
@@ -40,13 +43,42 @@ class DecidePort(Protocol):
 class ApprovalOutcome:
     """Where an ``ask`` call stands: ``approved`` (consumed: run it), ``pending``, ``denied``, or
     ``crowded``: the agent has as many pending approvals as it may, so none was made for this
-    call (no approval id; ``retry_after_s``, when the first of them expires)."""
+    call (no approval id; ``retry_after_s``, when the first of them expires). A pending one
+    names the hashes it is bound to, for a 2026 ``requestState``."""
 
     status: Literal["approved", "pending", "denied", "crowded"]
     approval_id: uuid.UUID | None
     expires_at: datetime | None = None
     url: str | None = None
     retry_after_s: int | None = None
+    arguments_sha256: str | None = None
+    tool_sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class StateSelection:
+    """What a 2026 retry's ``requestState`` names (DESIGN §15): an approval and the hashes it was
+    sealed with. It grants nothing: rules (a) and (b) still match the call by its binding."""
+
+    approval_id: uuid.UUID
+    arguments_sha256: str
+    tool_sha256: str
+
+
+@dataclass(frozen=True)
+class AskMode:
+    """How long an ``ask`` call waits for a decision before it is answered as pending.
+
+    ``always``: up to ``HUB_APPROVAL_WAIT_S`` (a client that cannot be sent to the approval page);
+    ``never``: not at all; ``selected``: only when ``selected`` names this very call (its
+    arguments and tool hashes), that is a URL-elicitation retry after the person was sent to the
+    page. A first call of such a client is answered at once, so the page is shown at once."""
+
+    wait: Literal["always", "never", "selected"] = "always"
+    selected: StateSelection | None = None
+
+
+CLASSIC_ASK = AskMode()
 
 
 class ApprovalPort(Protocol):
@@ -56,6 +88,7 @@ class ApprovalPort(Protocol):
         tool: ToolEntry,
         arguments: Mapping[str, Any],
         arguments_sha256: str,
+        ask: AskMode = CLASSIC_ASK,
     ) -> ApprovalOutcome: ...
 
 

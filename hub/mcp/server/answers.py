@@ -4,7 +4,8 @@
 :class:`ToolsHandler` is what a host (the hub's gateway) implements: the server's description,
 ``tools/list`` and ``tools/call``. :class:`RpcError` is how a handler answers a request with a
 JSON-RPC error instead of a result (with an HTTP status and headers of its own when the error
-table says so, e.g. ``Retry-After``).
+table says so, e.g. ``Retry-After``). :class:`InputRequired` is how it answers a 2026-07-28
+``tools/call`` with an MRTR interim result (SEP-2322) instead of a complete one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hub.mcp.wire import Era
 __all__ = [
     "CallContext",
     "HttpAnswer",
+    "InputRequired",
     "RpcError",
     "ToolsHandler",
     "error_message",
@@ -73,6 +75,24 @@ def error_message(request_id: Any, error: RpcError) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class InputRequired:
+    """An ``InputRequiredResult``: what the client must ask for (``inputRequests``, keyed by the
+    server's own names) and the opaque ``requestState`` it echoes on its retry."""
+
+    input_requests: Mapping[str, Any]
+    request_state: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "resultType": "input_required",
+            "inputRequests": dict(self.input_requests),
+            "requestState": self.request_state,
+            "_meta": dict(self.meta),
+        }
+
+
+@dataclass(frozen=True)
 class CallContext:
     """What a handler knows of one request beyond the JSON-RPC params."""
 
@@ -94,4 +114,6 @@ class ToolsHandler(Protocol):
 
     async def call_tool(
         self, name: str, arguments: Any, params: Mapping[str, Any], ctx: CallContext
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any] | InputRequired:
+        """The call's result; an :class:`InputRequired` only for a 2026-07-28 request."""
+        ...

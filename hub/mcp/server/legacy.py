@@ -22,12 +22,13 @@ from typing import Any, Final
 from hub.mcp.server.answers import (
     CallContext,
     HttpAnswer,
+    InputRequired,
     RpcError,
     ToolsHandler,
     error_message,
     result_message,
 )
-from hub.mcp.server.messages import INVALID_PARAMS, Message, parse_message
+from hub.mcp.server.messages import INTERNAL_ERROR, INVALID_PARAMS, Message, parse_message
 from hub.mcp.wire import INVALID_REQUEST, LEGACY_VERSIONS, METHOD_NOT_FOUND
 
 __all__ = ["BATCH_VERSION", "DEFAULT_VERSION", "MAX_BATCH", "handle_legacy"]
@@ -63,7 +64,10 @@ async def _request(handler: ToolsHandler, message: Message, ctx: CallContext) ->
         name = params.get("name")
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "params.name must be a string")
-        return await handler.call_tool(name, params.get("arguments"), params, ctx)
+        called = await handler.call_tool(name, params.get("arguments"), params, ctx)
+        if isinstance(called, InputRequired):  # a 2026-07-28 answer only; never for this era
+            raise RpcError(INTERNAL_ERROR, "Internal error")
+        return called
     raise RpcError(METHOD_NOT_FOUND, "Method not found")
 
 

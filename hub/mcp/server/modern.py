@@ -8,7 +8,8 @@ carries ``io.modelcontextprotocol/protocolVersion`` and ``…/clientCapabilities
 ``initialize``, ``ping``, ``logging/setLevel`` and every method the endpoint does not serve
 (resources, prompts, completions, ``subscriptions/listen``) are HTTP 404 ``-32601``.
 
-Results carry ``resultType: "complete"`` and ``_meta["io.modelcontextprotocol/serverInfo"]``;
+Results carry ``resultType: "complete"`` (``"input_required"`` for a ``tools/call`` the host
+answers with an MRTR interim result) and ``_meta["io.modelcontextprotocol/serverInfo"]``;
 ``server/discover`` and ``tools/list`` also ``ttlMs`` and ``cacheScope: "private"`` (the list
 depends on the agent's grants, so it must never be shared across authorisation contexts).
 """
@@ -24,6 +25,7 @@ from hub.mcp.headers import decode_header_value
 from hub.mcp.server.answers import (
     CallContext,
     HttpAnswer,
+    InputRequired,
     RpcError,
     ToolsHandler,
     error_message,
@@ -100,6 +102,13 @@ def _result(
     return shaped
 
 
+def _interim(handler: ToolsHandler, asked: InputRequired) -> dict[str, Any]:
+    """An ``InputRequiredResult`` (``resultType: "input_required"``), with ``serverInfo``."""
+    shaped = asked.result()
+    shaped["_meta"][SERVER_INFO_META_KEY] = dict(handler.server_info)
+    return shaped
+
+
 async def _dispatch(handler: ToolsHandler, message: Message, ctx: CallContext) -> dict[str, Any]:
     method = message.method
     if method == "server/discover":
@@ -117,6 +126,8 @@ async def _dispatch(handler: ToolsHandler, message: Message, ctx: CallContext) -
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "params.name must be a string")
         called = await handler.call_tool(name, message.params.get("arguments"), message.params, ctx)
+        if isinstance(called, InputRequired):
+            return _interim(handler, called)
         return _result(handler, called)
     raise RpcError(METHOD_NOT_FOUND, "Method not found", status=404)
 

@@ -1,0 +1,90 @@
+"""The 2026 approval path through URL-mode elicitation (DESIGN §10.3, §15).
+
+A 2026-07-28 request whose ``_meta`` client capabilities declare ``elicitation.url`` is a client
+that can send its person to a page. For such a client an ``ask`` call that is left pending is
+answered with an ``InputRequiredResult`` (SEP-2322) instead of the ``approval_pending`` error
+result: one URL elicitation (``inputRequests["approval"]``) to the approval's console page, and a
+sealed ``requestState`` (:mod:`hub.gateway.adapters.request_state`). The client shows the page,
+its person decides there (or has someone decide), and the client retries the same call with
+``inputResponses`` and the state echoed.
+
+How each request is answered (the state selects, the call's binding decides):
+
+- A first call (no state, or one that does not open for this agent, deployment and call): the
+  approval is found or made and the answer is given at once, so the page is shown at once.
+- A retry whose state selects this very call's approval, with the elicitation accepted: it
+  waits for a decision up to ``HUB_APPROVAL_WAIT_S``; approved → the call runs and its result
+  is the answer; still pending → a fresh ``input_required``.
+- A retry whose elicitation the person declined or cancelled: the call is answered at once as a
+  client without the capability would be, with the ``approval_pending`` error result (the model
+  learns the approval id and when it expires), so a person who will not go to the page is not
+  asked again and again; an approval given meanwhile is still used, as it would be by any
+  repeat of the same call.
+- Denied → JSON-RPC ``40300`` ``approval_denied``, as for every client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcp_types import CLIENT_CAPABILITIES_META_KEY
+
+from hub.gateway.engine.ports import ApprovalOutcome
+from hub.gateway.engine.shaping import APPROVAL_META
+from hub.mcp.server.answers import InputRequired
+
+__all__ = ["APPROVAL_INPUT", "ElicitRound", "input_required", "url_round"]
+
+#: the key of the hub's one input request (and of the client's response to it)
+APPROVAL_INPUT: Final = "approval"
+_DECLINED: Final = frozenset({"decline", "cancel"})
+
+
+@dataclass(frozen=True)
+class ElicitRound:
+    """One request of a client that can be sent to a page: its ``requestState`` as sent
+    (anything, or None), and whether its person declined or cancelled the last elicitation."""
+
+    request_state: object
+    declined: bool
+
+
+def _object(value: object, key: str) -> Mapping[str, Any] | None:
+    if not isinstance(value, Mapping):
+        return None
+    found = value.get(key)
+    return found if isinstance(found, Mapping) else None
+
+
+def url_round(params: Mapping[str, Any]) -> ElicitRound | None:
+    """The round of a request that declares URL-mode elicitation, else None (the classic path)."""
+    capabilities = _object(params.get("_meta"), CLIENT_CAPABILITIES_META_KEY)
+    if _object(_object(capabilities, "elicitation"), "url") is None:
+        return None
+    response = _object(params.get("inputResponses"), APPROVAL_INPUT)
+    declined = response is not None and response.get("action") in _DECLINED
+    return ElicitRound(params.get("requestState"), declined)
+
+
+def input_required(pending: ApprovalOutcome, wire_name: str, state: str) -> InputRequired:
+    """The answer for a call left pending: a URL elicitation to where it is decided."""
+    expires = pending.expires_at.isoformat() if pending.expires_at else None
+    message = (
+        f"A person must approve this call of {wire_name} before it runs. Open the page to see "
+        f"the call and decide (approval {pending.approval_id}"
+        + (f", open until {expires}" if expires else "")
+        + "). Once it is approved, accept here and the call runs."
+    )
+    params = {"mode": "url", "message": message, "url": pending.url or ""}
+    request = {"method": "elicitation/create", "params": params}
+    meta = {
+        APPROVAL_META: {
+            "id": str(pending.approval_id),
+            "status": "pending",
+            "url": pending.url,
+            "expires_at": expires,
+        }
+    }
+    return InputRequired({APPROVAL_INPUT: request}, state, meta)
