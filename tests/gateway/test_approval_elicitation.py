@@ -20,18 +20,20 @@ import pytest
 from fastapi import FastAPI
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import ElicitRequestURLParams, ElicitResult, TextContent
+from mcp_types import ElicitRequestURLParams, ElicitResult, ErrorData, TextContent
 
 from hub.core.db import Database
 from hub.core.settings import Settings
-from tests.gateway.approvals_support import call, decide, deployed_with, pending_id
+from tests.gateway.approvals_support import decide, deployed_with, pending_id
 from tests.gateway.support import Deployed, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.support.stories import audit_events_written
 
 LONG_WAIT_S = 20  # HUB_APPROVAL_WAIT_S where a call must not wait: answered well before it
 AT_ONCE_S = 10
-URL_CAPABLE = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}
+URL_CAPABLE: dict[str, Any] = {
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}
+}
 LONG_WAIT = pytest.mark.parametrize("settings", [{"approval_wait_s": LONG_WAIT_S}], indirect=True)
 
 
@@ -243,7 +245,7 @@ async def test_the_sdk_client_is_sent_to_the_page_and_its_call_runs(
     deployed, peer = await deployed_with(client, database, handmade_peer)
     pages: list[str] = []
 
-    async def person(_: Any, params: Any) -> ElicitResult:
+    async def person(context: Any, params: Any) -> ElicitResult | ErrorData:
         assert isinstance(params, ElicitRequestURLParams)
         pages.append(params.url)
         approval = params.url.rsplit("/", 1)[1]

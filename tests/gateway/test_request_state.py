@@ -40,9 +40,13 @@ def test_a_state_opens_to_what_it_was_sealed_with(states: RequestStates) -> None
 
 def test_a_state_is_bound_to_its_tenant_deployment_and_agent(states: RequestStates) -> None:
     sealed = states.seal(SELECTION, EXPIRES)
-    for field in ("tenant_id", "deployment_id", "agent_id"):
-        other = replace(states, **{field: uuid.uuid4()})
-        assert other.open(sealed, NOW) is None, field
+    others = [
+        replace(states, tenant_id=uuid.uuid4()),
+        replace(states, deployment_id=uuid.uuid4()),
+        replace(states, agent_id=uuid.uuid4()),
+    ]
+    for other in others:
+        assert other.open(sealed, NOW) is None, other
 
 
 def test_an_expired_state_opens_to_nothing(states: RequestStates) -> None:

@@ -72,7 +72,7 @@ class HubApprovals:
             pending = await approvals.pending_for(self._db, self._ctx, self._tenant, request)
         except TooManyPending as crowded:
             return ApprovalOutcome("crowded", None, retry_after_s=crowded.retry_after_s)
-        wait_s = self._ctx.wait_s if _waits(ask, binding, pending.id) else 0.0
+        wait_s = self._ctx.wait_s if _waits(ask, pending.id) else 0.0
         row = await self._ctx.watch.wait(self._db, self._tenant, pending, wait_s)
         if row is not None and row.status == "approved":
             used = await approvals.use_approved(self._db, self._tenant, binding)
@@ -103,15 +103,12 @@ class HubApprovals:
         )
 
 
-def _waits(ask: AskMode, binding: Binding, pending_id: uuid.UUID) -> bool:
-    """Whether this call waits for a decision on ``pending_id`` (see :class:`AskMode`)."""
+def _waits(ask: AskMode, pending_id: uuid.UUID) -> bool:
+    """Whether this call waits for a decision on ``pending_id`` (see :class:`AskMode`): for a
+    ``selected`` mode, only when the state selected that very approval. ``pending_id`` was found
+    or made by this call's binding, so it is the selected one only if the selection's call is
+    this one on every binding field (its hashes are sealed with it for that reason)."""
     if ask.wait == "always":
         return True
     selected = ask.selected
-    return (
-        ask.wait == "selected"
-        and selected is not None
-        and selected.approval_id == pending_id
-        and selected.arguments_sha256 == binding.arguments_sha256
-        and selected.tool_sha256 == binding.tool_sha256
-    )
+    return ask.wait == "selected" and selected is not None and selected.approval_id == pending_id
