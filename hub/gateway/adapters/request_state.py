@@ -36,7 +36,7 @@ __all__ = ["MAX_STATE_CHARS", "RequestStates"]
 
 AAD_PREFIX: Final = b"mcphub/requestState/v1"
 VERSION: Final = "v1"
-#: a state is about 250 characters; anything much longer is not one of ours and is not decoded
+#: a state is about 310 characters; anything much longer is not one of ours and is not decoded
 MAX_STATE_CHARS: Final = 1024
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
 
