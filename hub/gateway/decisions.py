@@ -6,7 +6,10 @@ upstream call: wire name, decision, argument validation, the approval (§10.3). 
 ``{"decision_id", "effect", "tool_sha256", "result"?, "error"?}``: a call that must not run
 carries the engine's ``result`` (``invalid_arguments``, ``approval_pending``) or JSON-RPC
 ``error`` (``unknown_tool``, ``forbidden``, ``approval_denied``) and is audited now, as the
-endpoint audits it; a call that may run carries a ``decision_id`` and no audit row yet.
+endpoint audits it; a call that may run carries a ``decision_id`` and no audit row yet. A
+decision is one of the agent's tool calls: it is counted in the rate-limit class ``tool_call``
+first, with the endpoint's calls, and refused as they are (``error`` ``42900``, class
+``rate_limited``, ``retry_after_s``; no decision, no audit row).
 
 ``POST …/decisions/{id}/outcome {"outcome", "class"?, "reason"?, "upstream_ms"?}`` — by the same
 agent — writes that call's ``tool.call`` audit row. A decision id is sealed under the keyring
@@ -49,10 +52,12 @@ from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamResult
+from hub.gateway.host import tool_call_refusal
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.mcp.server.dispatcher import arguments_problem
 from hub.mcp.server.messages import PARSE_ERROR
+from hub.ratelimit import RateLimiter
 
 __all__ = ["DECISION_S", "router"]
 
@@ -227,6 +232,14 @@ async def decide(
         )
     parts = components_of(request.app)
     caller = access.caller
+    limiter = parts.get(RateLimiter) if RateLimiter in parts else None
+    refused = await tool_call_refusal(limiter, str(caller.principal_id))
+    if refused is not None:  # as the endpoint: no decision, no audit row, nothing upstream
+        return Envelope(
+            data=DecisionRead(
+                decision_id=None, effect=None, tool_sha256=None, error=refused.error()
+            )
+        )
     policy = await grants_service.policy_of(
         session,
         parts.get(PolicyCache),

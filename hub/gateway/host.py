@@ -41,7 +41,7 @@ from hub.mcp.server.answers import CallContext, InputRequired, RpcError
 from hub.mcp.wire import HEADER_MISMATCH
 from hub.ratelimit import RateLimiter
 
-__all__ = ["SERVER_INFO", "GatewayHost"]
+__all__ = ["SERVER_INFO", "GatewayHost", "tool_call_refusal"]
 
 SERVER_INFO = {"name": "mcp-hub", "version": __version__}
 
@@ -156,15 +156,24 @@ class GatewayHost:
         return input_required(pending, wire_name, self.states.seal(selection, pending.expires_at))
 
     async def _count_call(self) -> None:
-        if self.limiter is None:
-            return
-        decision = await self.limiter.check("tool_call", self.agent_key)
-        if decision.allowed:
-            return
-        raise RpcError(
-            RATE_LIMITED,
-            # the message is all many MCP clients show the model: say when to try again
-            f"Too many tool calls: try again in {decision.retry_after_s} s",
-            {"class": "rate_limited", "retry_after_s": decision.retry_after_s},
-            headers=decision.headers,
-        )
+        refused = await tool_call_refusal(self.limiter, self.agent_key)
+        if refused is not None:
+            raise refused
+
+
+async def tool_call_refusal(limiter: RateLimiter | None, agent_key: str) -> RpcError | None:
+    """Count one ``tools/call`` of the agent ``agent_key`` in the class ``tool_call``: None when
+    it is admitted, else its ``42900`` refusal. The endpoint's calls and a direct-mode sidecar's
+    decisions (``POST …/decisions``) count alike: they are the same agent's calls."""
+    if limiter is None:
+        return None
+    decision = await limiter.check("tool_call", agent_key)
+    if decision.allowed:
+        return None
+    return RpcError(
+        RATE_LIMITED,
+        # the message is all many MCP clients show the model: say when to try again
+        f"Too many tool calls: try again in {decision.retry_after_s} s",
+        {"class": "rate_limited", "retry_after_s": decision.retry_after_s},
+        headers=decision.headers,
+    )

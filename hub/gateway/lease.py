@@ -12,7 +12,12 @@ secret's fingerprint (sha256, 16 hex digits), never the secret.
 The answer: ``secret`` (``null`` for the keyless sentinel), the ``origin`` it may be sent to
 (the pin, as discovery resolves it), ``url``, ``expires_at`` (at most ``LEASE_S`` = 300 s, and
 never after the credential's own expiry) and the hub's ``egress`` policy for the call, which the
-sidecar applies instead of its own. An OAuth token due for refresh is refreshed first.
+sidecar applies instead of its own. An OAuth token due for refresh is refreshed first; so is
+one whose fingerprint the sidecar names as ``refused_fingerprint`` (the upstream answered it 401)
+while it is still the credential's token: the sidecar's one refresh and one retry on a 401, as
+the hub's own calls have (DESIGN §9). A fingerprint of an older token renews nothing (another
+caller renewed it already: the current one is leased), so a sidecar cannot make the hub refresh
+a token at will.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Annotated
 
 from fastapi import Path, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from hub.audit.actions import Action
 from hub.audit.service import record_for
@@ -38,6 +43,7 @@ from hub.credentials import NO_TOKEN
 from hub.credentials.service import CredentialContext
 from hub.credentials.vault import decrypt_field, is_expired
 from hub.deployments import service as deployments_service
+from hub.models import Credential
 from hub.upstream import UpstreamContext, resolve_target
 
 __all__ = ["LEASE_S", "router"]
@@ -49,6 +55,9 @@ router = rest_router(prefix="/tenants/{t}/credentials", tags=["sidecar"])
 
 class LeaseCreate(RequestModel):
     deployment_id: uuid.UUID
+    # the fingerprint of a leased secret the upstream answered 401: an OAuth token still
+    # current is renewed first, as the hub's own calls renew it on a 401 (DESIGN §9)
+    refused_fingerprint: str | None = Field(default=None, pattern=r"^[0-9a-f]{16}$")
 
 
 class LeaseEgress(BaseModel):
@@ -66,6 +75,8 @@ class LeaseRead(BaseModel):
     expires_at: datetime
     fingerprint: str | None
     egress: LeaseEgress
+    # an OAuth token the hub can refresh: a 401 is worth a lease with ``refused_fingerprint``
+    renewable: bool = False
 
 
 @router.post("/{c}/lease", name="credential.lease")
@@ -109,20 +120,26 @@ async def lease_credential(
     target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
     credential = target.credential
     assert credential is not None  # noqa: S101 - resolve_target loaded it
+    fingerprints = parts.get(CredentialContext)
+    renewed = False
     if credential.is_oauth and ctx.tokens is not None:
-        credential = await ctx.tokens.fresh(get_database(request), access.tenant_id, credential)
+        db = get_database(request)
+        credential = await ctx.tokens.fresh(db, access.tenant_id, credential)
+        refused = body.refused_fingerprint
+        if refused is not None and _fingerprint(ctx, fingerprints, credential) == refused:
+            current = await ctx.tokens.renew(db, access.tenant_id, credential)
+            renewed = current is not None
+            credential = current or credential
         if is_expired(credential):
             raise NotFound(
                 "the credential cannot be used just now", reason="credential_unavailable"
             )
-    plaintext = decrypt_field(ctx.keyring, credential, "secret")
-    secret = None if plaintext in (None, NO_TOKEN) else plaintext
+    secret = _secret(ctx, credential)
     now = clock.now()
     expires_at = now + timedelta(seconds=LEASE_S)
     if credential.expires_at is not None:
         expires_at = min(expires_at, credential.expires_at)
-    # keyed by the pepper, as the credential's own ``secret_fp`` (SECURITY.md: never a bare hash)
-    fingerprint = parts.get(CredentialContext).fingerprint(secret) if secret else None
+    fingerprint = fingerprints.fingerprint(secret) if secret else None
     egress = ctx.egress
     async with get_database(request).session(write=True) as written:  # before the secret goes
         await record_for(
@@ -135,6 +152,7 @@ async def lease_credential(
                 "fingerprint": fingerprint,
                 "origin": target.pin,
                 "expires_at": expires_at.isoformat(),
+                **({"renewed": True} if renewed else {}),
             },
         )
     return Envelope(
@@ -146,6 +164,7 @@ async def lease_credential(
             url=target.url,
             expires_at=expires_at,
             fingerprint=fingerprint,
+            renewable=credential.is_oauth and ctx.tokens is not None,
             egress=LeaseEgress(
                 allow_loopback=egress.allow_loopback,
                 allow_cidrs=[str(n) for n in egress.allow_cidrs],
@@ -155,3 +174,17 @@ async def lease_credential(
             ),
         )
     )
+
+
+def _secret(ctx: UpstreamContext, credential: Credential) -> str | None:
+    plaintext = decrypt_field(ctx.keyring, credential, "secret")
+    return None if plaintext in (None, NO_TOKEN) else plaintext
+
+
+def _fingerprint(
+    ctx: UpstreamContext, fingerprints: CredentialContext, credential: Credential
+) -> str | None:
+    """The fingerprint a lease of ``credential`` carries: keyed by the pepper, as the
+    credential's own ``secret_fp`` (SECURITY.md: never a bare hash)."""
+    secret = _secret(ctx, credential)
+    return fingerprints.fingerprint(secret) if secret else None

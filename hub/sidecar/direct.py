@@ -11,7 +11,9 @@ For a tool of a direct-mode entry (with a credential), one call is:
 3. The engine's own call path (:class:`~hub.gateway.engine.engine.Gateway`) with the hub's
    decision as its decide and approval ports, and as its upstream port the hub's egress fetcher
    and MCP client under the **lease's** egress policy (loopback, CIDRs, extra origins) and pin —
-   so validation, redaction, the size bound and error shaping are the hub's code.
+   so validation, redaction, the size bound and error shaping are the hub's code. An upstream 401
+   on a renewable (OAuth) lease gets one refresh and one retry, as the hub's own calls do: a new
+   lease naming the refused secret's fingerprint, which the hub renews if it is still current.
 4. ``POST …/decisions/{id}/outcome``: the call's audit row, written by the hub — sent beside the
    answer rather than before it (at exit, reports still in flight get ``REPORT_WAIT_S``).
 
@@ -26,6 +28,7 @@ secret opens a new session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import time
@@ -73,6 +76,8 @@ class Lease:
     expires_at: float  # monotonic seconds
     client: McpClient
     fetcher: Fetcher
+    fingerprint: str | None = None  # the hub's, to name this secret if the upstream refuses it
+    renewable: bool = False  # an OAuth token: on a 401 the hub may renew it
 
     def __repr__(self) -> str:  # never the secret
         return f"Lease({self.credential_id}, origin={self.origin!r})"
@@ -137,10 +142,28 @@ class DirectCalls:
         self.eras: dict[str, Era] = {}  # per upstream URL, once a call has found it out
         self.keeper = SessionKeeper(idle_s=SESSION_IDLE_S)  # shared by every lease's client
         self._reports: set[asyncio.Task[None]] = set()
+        self._closing: dict[asyncio.Task[None], Lease] = {}  # replaced leases, closed later
+
+    def _close_later(self, lease: Lease) -> None:
+        """Close a replaced lease's client once every call that may hold it has had its
+        deadline; its secret goes with it."""
+
+        async def close() -> None:
+            await asyncio.sleep(self._config.call_timeout_s)
+            await lease.fetcher.aclose()
+
+        task = asyncio.create_task(close())
+        self._closing[task] = lease
+        task.add_done_callback(lambda done: self._closing.pop(done, None))
 
     async def aclose(self) -> None:
         if self._reports:  # outcomes still on their way to the hub: a bounded wait
             await asyncio.wait(self._reports, timeout=REPORT_WAIT_S)
+        for task, replaced in list(self._closing.items()):  # at exit, replaced leases close now
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await replaced.fetcher.aclose()
         for lease in self._leases.values():
             await lease.fetcher.aclose()
         self._leases.clear()
@@ -165,22 +188,31 @@ class DirectCalls:
         server = bundle.view.servers.get(tool.handle)
         return server is not None and server.mode == "direct" and server.credential_id is not None
 
-    async def _lease(self, credential_id: uuid.UUID) -> Lease:
+    async def _lease(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease:
+        """The live lease of ``credential_id``; a new one when ``refused`` (whose secret the
+        upstream answered 401) is still the one held: the hub is told, and renews an OAuth token
+        that is still current before it leases it again."""
         # one lease request at a time per credential: concurrent calls share the one it brings
         # (else the second would replace the first and leave its connection pool open)
         async with self._lease_locks.setdefault(credential_id, asyncio.Lock()):
-            return await self._lease_locked(credential_id)
+            return await self._lease_locked(credential_id, refused)
 
-    async def _lease_locked(self, credential_id: uuid.UUID) -> Lease:
+    async def _lease_locked(self, credential_id: uuid.UUID, refused: Lease | None) -> Lease:
         held = self._leases.get(credential_id)
-        if held is not None and held.expires_at - LEASE_MARGIN_S > time.monotonic():
+        live = held is not None and held.expires_at - LEASE_MARGIN_S > time.monotonic()
+        if held is not None and live and held is not refused:
             return held
-        if held is not None:  # expired: the secret is discarded
+        body: dict[str, Any] = {"deployment_id": self._config.deployment}
+        if held is not None:
             del self._leases[credential_id]
-            await held.fetcher.aclose()
+            if live:  # refused: calls may still be using its client; close it after them
+                body["refused_fingerprint"] = held.fingerprint
+                self._close_later(held)
+            else:  # expired: the secret is discarded
+                await held.fetcher.aclose()
         data = await self._sidecar.post(
             f"/tenants/{self._config.tenant}/credentials/{credential_id}/lease",
-            {"deployment_id": self._config.deployment},
+            {k: v for k, v in body.items() if v is not None},
         )
         expires = datetime.fromisoformat(str(data["expires_at"]))
         left = expires.timestamp() - time.time()
@@ -194,6 +226,8 @@ class DirectCalls:
             time.monotonic() + max(0.0, left),
             McpClient(fetcher, client_info=CLIENT_INFO, keeper=self.keeper),
             fetcher,
+            str(data["fingerprint"]) if data.get("fingerprint") else None,
+            data.get("renewable") is True,
         )
         log.info("sidecar: leased credential %s (%s)", credential_id, data.get("fingerprint"))
         self._leases[credential_id] = lease
@@ -273,13 +307,43 @@ class _Leased:
         arguments: Mapping[str, Any],
         shape: Shaper,
     ) -> UpstreamResult:
-        assert server.credential_id is not None  # noqa: S101
+        credential_id = server.credential_id
+        assert credential_id is not None  # noqa: S101
         started = time.perf_counter()
+        lease = await self._leased(credential_id)
         try:
-            lease = await self._calls._lease(server.credential_id)
+            shaped = await self._once(view, server, tool, arguments, shape, lease, started)
+        except _Unauthorized as refused:
+            # one refresh and one retry, as the hub's own calls on a 401 (DESIGN §9)
+            if not lease.renewable:
+                raise refused.failure from None
+            renewed = await self._leased(credential_id, lease)
+            if renewed.fingerprint == lease.fingerprint:
+                raise refused.failure from None  # the same secret: nothing to retry with
+            try:
+                shaped = await self._once(view, server, tool, arguments, shape, renewed, started)
+            except _Unauthorized as again:
+                raise again.failure from None
+        return UpstreamResult(shaped, (time.perf_counter() - started) * 1000)
+
+    async def _leased(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease:
+        try:
+            return await self._calls._lease(credential_id, refused)
         except (HubRefused, HubUnreachable) as exc:
             log.warning("sidecar: no lease: %s", exc)
             raise UpstreamFailure("credential_unavailable") from None
+
+    async def _once(
+        self,
+        view: DeploymentView,
+        server: ServerEntry,
+        tool: ToolEntry,
+        arguments: Mapping[str, Any],
+        shape: Shaper,
+        lease: Lease,
+        started: float,
+    ) -> dict[str, Any]:
+        """One ``tools/call`` with ``lease``'s secret, shaped; :class:`_Unauthorized` on a 401."""
         secrets = [lease.secret] if lease.secret else []
         with redacting(*secrets):
             try:
@@ -304,11 +368,19 @@ class _Leased:
                 reason = (
                     "input_required_unsupported" if exc.reason == "input_required" else exc.reason
                 )
-                raise UpstreamFailure(
-                    reason, upstream_ms=ms, code=exc.code, message=message
-                ) from None
+                failure = UpstreamFailure(reason, upstream_ms=ms, code=exc.code, message=message)
+                if exc.reason == "unauthorized" and exc.status == 401:
+                    raise _Unauthorized(failure) from None
+                raise failure from None
             except EgressError as exc:
                 ms = (time.perf_counter() - started) * 1000
                 raise UpstreamFailure(exc.reason, upstream_ms=ms) from None
-            shaped = shape(done.result, secrets)
-        return UpstreamResult(shaped, (time.perf_counter() - started) * 1000)
+            return shape(done.result, secrets)
+
+
+class _Unauthorized(Exception):
+    """The upstream answered the leased secret 401 (``failure`` if it stays so)."""
+
+    def __init__(self, failure: UpstreamFailure) -> None:
+        super().__init__(failure.reason)
+        self.failure = failure

@@ -13,5 +13,10 @@ __all__ = ["handmade_peer", "sdk_peer"]
 
 
 @pytest.fixture
-def settings(db_url: str) -> Settings:
-    return make_settings(db_url, allow_loopback=True, tool_call_timeout_s=5, approval_wait_s=0)
+def settings(db_url: str, request: pytest.FixtureRequest) -> Settings:
+    """The sidecar tests' settings; an indirect parameter (a dict) overrides some of them."""
+    overrides = getattr(request, "param", {})
+    return make_settings(
+        db_url,
+        **{"allow_loopback": True, "tool_call_timeout_s": 5, "approval_wait_s": 0, **overrides},
+    )

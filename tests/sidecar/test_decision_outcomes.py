@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from hub.core.db import Database
-from tests.gateway.support import Upstream
+from tests.gateway.support import Upstream, rpc
 from tests.peers.fixtures import SdkPeerStarter
 from tests.sidecar.direct import DirectDeployed, deploy_direct
 from tests.sidecar.support import CANARY
@@ -102,3 +102,35 @@ async def test_another_spelling_of_a_reported_decision_is_refused(
         assert refused.status_code == 400, refused.text
         assert refused.json()["error"]["reason"] == "invalid_decision"
     assert len(await audit_events(database, action="tool.call", outcome="success")) == 1
+
+
+@pytest.mark.parametrize(
+    "settings", [{"rate_limits": "tool_call=2/minute,rest=off"}], indirect=True
+)
+async def test_decisions_count_with_the_endpoints_calls_in_tool_call(
+    client: httpx2.AsyncClient, database: Database, world: DirectDeployed
+) -> None:
+    """A direct-mode call is the agent's tool call: one through the endpoint and one decision
+    spend a budget of two, and the next decision is refused as the endpoint refuses a call."""
+    deployed = world.deployed
+    call = {"name": "docs__echo", "arguments": {"text": "hi"}}
+    assert "result" in (await rpc(client, deployed, "tools/call", call)).json()
+    await _decide(client, world)
+    answer = await client.post(
+        _url(world),
+        json={"wire_name": "docs__echo", "arguments": {"text": "hi"}},
+        headers=deployed.agent.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    refused = answer.json()["data"]
+    assert refused["decision_id"] is None
+    error = refused["error"]
+    assert error["code"] == 42900
+    assert error["data"]["class"] == "rate_limited"
+    assert 1 <= error["data"]["retry_after_s"] <= 60
+    assert (
+        error["message"] == f"Too many tool calls: try again in {error['data']['retry_after_s']} s"
+    )
+    endpoint = (await rpc(client, deployed, "tools/call", call)).json()
+    assert endpoint["error"]["code"] == 42900  # the same budget, spent
+    assert len(await audit_events(database, action="tool.call")) == 1  # the endpoint's call
