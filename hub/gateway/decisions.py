@@ -11,6 +11,9 @@ decision is one of the agent's tool calls: it is counted in the rate-limit class
 first, with the endpoint's calls, and refused as they are (``error`` ``42900``, class
 ``rate_limited``, ``retry_after_s``; no decision, no audit row).
 
+``POST …/decisions/{id}/relist`` — by the same agent, after the server answered ``-32020`` —
+re-lists the call's server now, as the hub does for its own calls, and answers ``{"changed"}``.
+
 ``POST …/decisions/{id}/outcome {"outcome", "class"?, "reason"?, "upstream_ms"?}`` — by the same
 agent — writes that call's ``tool.call`` audit row. A decision id is sealed under the keyring
 (AES-GCM, AAD ``mcphub/decision/v1`` ‖ tenant ‖ deployment ‖ agent) over the call's audit fields
@@ -44,6 +47,7 @@ from hub.core.metrics import Metrics
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, RequestModel, body_problem
 from hub.core.settings import Settings
+from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
@@ -103,6 +107,12 @@ class OutcomeCreate(RequestModel):
 
 class OutcomeRead(BaseModel):
     recorded: bool
+
+
+class RelistRead(BaseModel):
+    # the tool changed at its server (now marked drifted); false: it did not, retry once;
+    # null: the re-list did not complete
+    changed: bool | None
 
 
 class _Proceed(Exception):
@@ -320,3 +330,36 @@ async def record_outcome(
         record
     )
     return Envelope(data=OutcomeRead(recorded=True))
+
+
+@router.post("/{d}/decisions/{decision_id}/relist", name="deployment.decision_relist")
+@reads_only
+async def relist_decision(
+    request: Request,
+    d: Annotated[str, Path(description="Deployment id")],
+    decision_id: Annotated[str, Path(description="The decision's id", max_length=4096)],
+    session: SessionDep,
+    access: TenantAccessDep,
+) -> Envelope[RelistRead]:
+    """A direct-mode call's server answered ``-32020`` (the tool changed): the hub re-lists that
+    server now, as it does for its own calls (DESIGN §15), marking the tool drifted if its live
+    definition differs from its pin. The sidecar answers ``tool_changed`` when it did, and
+    retries once when it did not."""
+    view = await _view_for_agent(request, session, access, d)
+    parts = components_of(request.app)
+    record = open_decision(
+        parts.get(Keyring), decision_id, access.tenant_id.value, view.deployment_id, view.agent_id
+    )
+    if record is None:
+        raise BadRequest("unknown, expired or foreign decision_id", reason="invalid_decision")
+    tool = view.tools.get(record.wire_name)
+    if tool is None:  # gone from the deployment since: nothing to retry
+        return Envelope(data=RelistRead(changed=True))
+    watch = parts.get(DriftWatch) if DriftWatch in parts else None
+    if watch is None:
+        return Envelope(data=RelistRead(changed=None))
+    await session.close()  # the probe may take its deadline: no pooled connection held meanwhile
+    server_id = view.server_of(tool).server_id
+    live = await watch.relist(get_database(request), access.tenant_id, server_id)
+    changed = None if live is None else live.get(tool.name) != tool.sha256
+    return Envelope(data=RelistRead(changed=changed))

@@ -13,7 +13,8 @@ For a tool of a direct-mode entry (with a credential), one call is:
    and MCP client under the **lease's** egress policy (loopback, CIDRs, extra origins) and pin —
    so validation, redaction, the size bound and error shaping are the hub's code. An upstream 401
    on a renewable (OAuth) lease gets one refresh and one retry, as the hub's own calls do: a new
-   lease naming the refused secret's fingerprint, which the hub renews if it is still current.
+   lease naming the refused secret's fingerprint, which the hub renews if it is still current;
+   an upstream ``-32020`` has the hub re-list the server (:mod:`hub.sidecar.leased`).
 4. ``POST …/decisions/{id}/outcome``: the call's audit row, written by the hub — sent beside the
    answer rather than before it (at exit, reports still in flight get ``REPORT_WAIT_S``).
 
@@ -34,28 +35,23 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from hub import __version__
-from hub.core.logging import redacting
-from hub.egress import EgressConfig, EgressError, Fetcher
+from hub.egress import EgressConfig, Fetcher
 from hub.gateway.engine.engine import Gateway
-from hub.gateway.engine.model import DeploymentView, Effect, ServerEntry, ToolEntry
+from hub.gateway.engine.model import Effect, ToolEntry
 from hub.gateway.engine.ports import (
     ApprovalOutcome,
     CallRecord,
-    Shaper,
-    UpstreamFailure,
-    UpstreamResult,
 )
-from hub.gateway.engine.redaction import Redactor
-from hub.mcp import Era, McpClient, McpError, SessionKeeper, era_from_hint
+from hub.mcp import Era, McpClient, SessionKeeper
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
 from hub.sidecar.hubclient import HubClient
+from hub.sidecar.leased import Lease, LeasedUpstream
 from hub.sidecar.relay import RelayError, unavailable
 
 __all__ = ["DirectCalls", "Lease"]
@@ -66,21 +62,6 @@ LEASE_MARGIN_S = 15.0
 REPORT_WAIT_S = 10.0
 CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
 SESSION_IDLE_S = 60.0  # as the hub's HUB_UPSTREAM_SESSION_IDLE_S default
-
-
-@dataclass
-class Lease:
-    credential_id: uuid.UUID
-    secret: str | None
-    origin: str
-    expires_at: float  # monotonic seconds
-    client: McpClient
-    fetcher: Fetcher
-    fingerprint: str | None = None  # the hub's, to name this secret if the upstream refuses it
-    renewable: bool = False  # an OAuth token: on a 401 the hub may renew it
-
-    def __repr__(self) -> str:  # never the secret
-        return f"Lease({self.credential_id}, origin={self.origin!r})"
 
 
 def _egress(data: Mapping[str, Any], origin: str, call_timeout_s: float) -> EgressConfig:
@@ -126,6 +107,8 @@ class _Record:
 
 
 class DirectCalls:
+    """Direct mode's calls for one sidecar: leases, their clients, and the hub's decisions."""
+
     def __init__(
         self,
         config: SidecarConfig,
@@ -134,6 +117,7 @@ class DirectCalls:
         engine: Gateway | None = None,
     ) -> None:
         self._config = config
+        self.config = config
         self._agent = agent_hub
         self._sidecar = sidecar_hub
         self._engine = engine or Gateway()
@@ -188,7 +172,7 @@ class DirectCalls:
         server = bundle.view.servers.get(tool.handle)
         return server is not None and server.mode == "direct" and server.credential_id is not None
 
-    async def _lease(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease:
+    async def lease(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease:
         """The live lease of ``credential_id``; a new one when ``refused`` (whose secret the
         upstream answered 401) is still the one held: the hub is told, and renews an OAuth token
         that is still current before it leases it again."""
@@ -253,7 +237,7 @@ class DirectCalls:
         decision_id = str(decision.get("decision_id"))
         effect: Effect = decision.get("effect") or "deny"
         ports = _HubDecision(tool, effect, None)
-        upstream = _Leased(self, bundle.view.servers[tool.handle])
+        upstream = LeasedUpstream(self, decision_id)
         audit = _Record()
         outcome = await self._engine.call(
             bundle.view,
@@ -274,6 +258,20 @@ class DirectCalls:
         assert outcome.result is not None  # noqa: S101
         return outcome.result
 
+    async def relist(self, decision_id: str) -> bool | None:
+        """The server of this decision's tool answered ``-32020``: the hub re-lists it now. True
+        when the tool changed (the hub marked it drifted), False when it did not (retry once),
+        None when that is not known."""
+        try:
+            answer = await self._agent.post(
+                f"{self._config.deployment_path}/decisions/{decision_id}/relist", {}
+            )
+        except (HubRefused, HubUnreachable) as exc:
+            log.warning("sidecar: the re-list after -32020 failed: %s", exc)
+            return None
+        changed = answer.get("changed")
+        return changed if isinstance(changed, bool) else None
+
     async def _report(self, decision_id: str, record: CallRecord | None) -> None:
         if record is None:
             return
@@ -290,97 +288,3 @@ class DirectCalls:
             )
         except (HubRefused, HubUnreachable) as exc:
             log.warning("sidecar: the call's outcome was not recorded: %s", exc)
-
-
-class _Leased:
-    """The upstream port: the leased credential through the hub's egress fetcher and client."""
-
-    def __init__(self, calls: DirectCalls, server: ServerEntry) -> None:
-        self._calls = calls
-        self._server = server
-
-    async def call(
-        self,
-        view: DeploymentView,
-        server: ServerEntry,
-        tool: ToolEntry,
-        arguments: Mapping[str, Any],
-        shape: Shaper,
-    ) -> UpstreamResult:
-        credential_id = server.credential_id
-        assert credential_id is not None  # noqa: S101
-        started = time.perf_counter()
-        lease = await self._leased(credential_id)
-        try:
-            shaped = await self._once(view, server, tool, arguments, shape, lease, started)
-        except _Unauthorized as refused:
-            # one refresh and one retry, as the hub's own calls on a 401 (DESIGN §9)
-            if not lease.renewable:
-                raise refused.failure from None
-            renewed = await self._leased(credential_id, lease)
-            if renewed.fingerprint == lease.fingerprint:
-                raise refused.failure from None  # the same secret: nothing to retry with
-            try:
-                shaped = await self._once(view, server, tool, arguments, shape, renewed, started)
-            except _Unauthorized as again:
-                raise again.failure from None
-        return UpstreamResult(shaped, (time.perf_counter() - started) * 1000)
-
-    async def _leased(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease:
-        try:
-            return await self._calls._lease(credential_id, refused)
-        except (HubRefused, HubUnreachable) as exc:
-            log.warning("sidecar: no lease: %s", exc)
-            raise UpstreamFailure("credential_unavailable") from None
-
-    async def _once(
-        self,
-        view: DeploymentView,
-        server: ServerEntry,
-        tool: ToolEntry,
-        arguments: Mapping[str, Any],
-        shape: Shaper,
-        lease: Lease,
-        started: float,
-    ) -> dict[str, Any]:
-        """One ``tools/call`` with ``lease``'s secret, shaped; :class:`_Unauthorized` on a 401."""
-        secrets = [lease.secret] if lease.secret else []
-        with redacting(*secrets):
-            try:
-                done = await lease.client.call_tool(
-                    server.url,
-                    tool.name,
-                    dict(arguments),
-                    pin=lease.origin,
-                    bearer=lease.secret,
-                    deadline_s=self._calls._config.call_timeout_s,
-                    tool=tool.tool,
-                    era_hint=self._calls.eras.get(server.url) or era_from_hint(server.era),
-                    scope=str(view.tenant_id),
-                    reuse=f"{view.deployment_id}/{view.agent_id}/{server.server_id}",
-                )
-                self._calls.eras[server.url] = done.era
-            except McpError as exc:
-                ms = (time.perf_counter() - started) * 1000
-                message = exc.upstream_message if exc.reason == "tool_error" else None
-                if message:
-                    message = Redactor(secrets).text(message)
-                reason = (
-                    "input_required_unsupported" if exc.reason == "input_required" else exc.reason
-                )
-                failure = UpstreamFailure(reason, upstream_ms=ms, code=exc.code, message=message)
-                if exc.reason == "unauthorized" and exc.status == 401:
-                    raise _Unauthorized(failure) from None
-                raise failure from None
-            except EgressError as exc:
-                ms = (time.perf_counter() - started) * 1000
-                raise UpstreamFailure(exc.reason, upstream_ms=ms) from None
-            return shape(done.result, secrets)
-
-
-class _Unauthorized(Exception):
-    """The upstream answered the leased secret 401 (``failure`` if it stays so)."""
-
-    def __init__(self, failure: UpstreamFailure) -> None:
-        super().__init__(failure.reason)
-        self.failure = failure

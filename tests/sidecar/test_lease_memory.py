@@ -76,7 +76,7 @@ async def test_concurrent_calls_share_one_lease(tmp_path: Path) -> None:
     agent, sidecar = HubClient(config), _SlowLeasingHub(config, key=config.sidecar_key)
     calls = DirectCalls(config, agent, sidecar)
     credential = uuid.uuid4()
-    first, second = await asyncio.gather(calls._lease(credential), calls._lease(credential))
+    first, second = await asyncio.gather(calls.lease(credential), calls.lease(credential))
     assert first is second
     assert sidecar.leases == 1
     await calls.aclose()

@@ -403,6 +403,11 @@ ROUTES: dict[str, Route] = {
         "/tenants/{t}/deployments/{d}/decisions",
         body=lambda i: {"wire_name": "x__y", "arguments": {}},
     ),
+    "deployment.decision_relist": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/deployments/{d}/decisions/{decision_id}/relist",
+    ),
     "deployment.decision_outcome": Route(
         "tenant",
         "POST",
