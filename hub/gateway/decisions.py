@@ -3,7 +3,9 @@
 ``POST /tenants/{t}/deployments/{d}/decisions {"wire_name", "arguments"}`` — by the deployment's
 agent (its key, as on the endpoint: anyone else 403) — runs the engine's own call path up to the
 upstream call: wire name, decision, argument validation, the approval (§10.3). The answer is
-``{"decision_id", "effect", "tool_sha256", "result"?, "error"?}``: a call that must not run
+``{"decision_id", "effect", "tool_sha256", "result"?, "error"?}`` (with a ``decision_id``, also the
+hub's ``call_timeout_s`` and ``max_result_bytes``, which bound the call the sidecar runs as they
+bound the hub's own): a call that must not run
 carries the engine's ``result`` (``invalid_arguments``, ``approval_pending``) or JSON-RPC
 ``error`` (``unknown_tool``, ``forbidden``, ``approval_denied``) and is audited now, as the
 endpoint audits it; a call that may run carries a ``decision_id`` and no audit row yet. A
@@ -96,6 +98,10 @@ class DecisionRead(BaseModel):
     tool_sha256: str | None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    # with a decision_id, the hub's bounds for the call the sidecar runs: its deadline
+    # (HUB_TOOL_CALL_TIMEOUT_S) and its result's size (HUB_MAX_TOOL_RESULT_BYTES)
+    call_timeout_s: float | None = None
+    max_result_bytes: int | None = None
 
 
 class OutcomeCreate(RequestModel):
@@ -282,8 +288,15 @@ async def decide(
         held = audit.held
         assert held is not None  # noqa: S101 - the engine audits in its finally
         token = seal_decision(parts.get(Keyring), held, tenant_id.value)
+        settings = parts.get(Settings)
         return Envelope(
-            data=DecisionRead(decision_id=token, effect=held.decision, tool_sha256=held.tool_sha256)
+            data=DecisionRead(
+                decision_id=token,
+                effect=held.decision,
+                tool_sha256=held.tool_sha256,
+                call_timeout_s=settings.tool_call_timeout_s,
+                max_result_bytes=settings.max_tool_result_bytes,
+            )
         )
     tool = view.tools.get(body.wire_name)
     decider = PolicyDecider(policy, caller.grants_version, clock.now())

@@ -64,6 +64,14 @@ CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
 SESSION_IDLE_S = 60.0  # as the hub's HUB_UPSTREAM_SESSION_IDLE_S default
 
 
+def _bound(value: object) -> float | None:
+    """A bound the hub sent with its decision, or None (an older hub sends none: the
+    sidecar's own apply)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
 def _egress(data: Mapping[str, Any], origin: str, call_timeout_s: float) -> EgressConfig:
     found = data.get("egress")
     egress: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -237,7 +245,9 @@ class DirectCalls:
         decision_id = str(decision.get("decision_id"))
         effect: Effect = decision.get("effect") or "deny"
         ports = _HubDecision(tool, effect, None)
-        upstream = LeasedUpstream(self, decision_id)
+        deadline = _bound(decision.get("call_timeout_s"))
+        cap = _bound(decision.get("max_result_bytes"))
+        upstream = LeasedUpstream(self, decision_id, deadline or self._config.call_timeout_s)
         audit = _Record()
         outcome = await self._engine.call(
             bundle.view,
@@ -248,6 +258,7 @@ class DirectCalls:
             upstream=upstream,
             audit=audit,
             legacy=False,
+            max_result_bytes=int(cap) if cap else None,
         )
         report = asyncio.create_task(self._report(decision_id, audit.kept))
         self._reports.add(report)  # the answer need not wait for its audit row

@@ -69,9 +69,10 @@ class LeasedUpstream:
     """The upstream port of one direct-mode call: the leased credential through the hub's
     egress fetcher and MCP client."""
 
-    def __init__(self, calls: Calls, decision_id: str) -> None:
+    def __init__(self, calls: Calls, decision_id: str, deadline_s: float) -> None:
         self._calls = calls
         self._decision_id = decision_id
+        self._deadline_s = deadline_s  # the hub's HUB_TOOL_CALL_TIMEOUT_S, from the decision
 
     async def call(
         self,
@@ -154,7 +155,7 @@ class LeasedUpstream:
                     dict(arguments),
                     pin=lease.origin,
                     bearer=lease.secret,
-                    deadline_s=self._calls.config.call_timeout_s,
+                    deadline_s=self._deadline_s,
                     tool=tool.tool,
                     era_hint=self._calls.eras.get(server.url) or era_from_hint(server.era),
                     scope=str(view.tenant_id),

@@ -10,8 +10,6 @@ transport); the relist route takes only a live decision of the deployment's own 
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +17,15 @@ import httpx2
 from fastapi import FastAPI
 
 from hub.core.db import Database
-from hub.sidecar.bundle import Bundle, parse_bundle
-from hub.sidecar.config import SidecarConfig
+from hub.sidecar.bundle import Bundle
 from hub.sidecar.direct import DirectCalls
-from hub.sidecar.hubclient import HubClient
 from tests.drift.support import asks, drift_of, listed, tools_by_name
 from tests.gateway.support import Upstream
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
 from tests.peers.handmade_wire import RecordedRequest, Reply, rpc_error
 from tests.sidecar.direct import DirectDeployed, deploy_direct
+from tests.sidecar.inprocess import direct_calls
 from tests.support.stories import audit_events
 
 TOOL = {
@@ -50,38 +47,6 @@ async def _world(
     return await deploy_direct(client, database, [upstream], {"up"}), peer
 
 
-@asynccontextmanager
-async def _sidecar(
-    app: FastAPI, world: DirectDeployed, tmp_path: Path
-) -> AsyncIterator[tuple[DirectCalls, Bundle]]:
-    deployed = world.deployed
-    config = SidecarConfig.checked(
-        hub="http://127.0.0.1:9",  # loopback, as --hub must be for http; reached in process
-        tenant=str(world.setup.tenant_id),
-        deployment=deployed.deployment_id,
-        agent_key=deployed.agent.key,
-        mode="direct",
-        sidecar_key=world.sidecar.key,
-        cache_dir=tmp_path,
-    )
-    transport = httpx2.ASGITransport(app=app)
-    agent = HubClient(config, transport=transport)
-    sidecar = HubClient(config, key=world.sidecar.key, transport=transport)
-    calls = DirectCalls(config, agent, sidecar)
-    async with httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as http:
-        got = await http.get(
-            world.setup.url("deployments", deployed.deployment_id, "bundle"),
-            headers=deployed.headers,
-        )
-    assert got.status_code == 200, got.text
-    try:
-        yield calls, parse_bundle(got.content, got.headers.get("etag"))
-    finally:
-        await calls.aclose()
-        await agent.aclose()
-        await sidecar.aclose()
-
-
 async def _call(calls: DirectCalls, bundle: Bundle) -> dict[str, Any]:
     tool = bundle.view.tools["up__t1"]
     return await calls.call(bundle, tool, "up__t1", {"text": "hi"})
@@ -97,7 +62,7 @@ async def test_a_changed_tool_is_marked_drifted_at_once_and_not_retried(
     world, peer = await _world(client, database, handmade_peer)
     peer.knobs.tools = [{**TOOL, "description": "Tool 1, swapped underneath."}]
     peer.override("tools/call", _header_mismatch)
-    async with _sidecar(app, world, tmp_path) as (calls, bundle):
+    async with direct_calls(app, world, tmp_path) as (calls, bundle):
         result = await _call(calls, bundle)
     assert result["isError"] is True
     assert result["_meta"]["io.mcphub/error"]["class"] == "tool_changed"
@@ -118,7 +83,7 @@ async def test_an_unchanged_tool_is_retried_once(
 ) -> None:
     world, peer = await _world(client, database, handmade_peer)
     peer.override("tools/call", _header_mismatch)
-    async with _sidecar(app, world, tmp_path) as (calls, bundle):
+    async with direct_calls(app, world, tmp_path) as (calls, bundle):
         result = await _call(calls, bundle)
         assert result["_meta"]["io.mcphub/error"] == {
             "class": "upstream_failed",

@@ -124,12 +124,16 @@ class Gateway:
         audit: AuditPort,
         legacy: bool,
         ask: AskMode = CLASSIC_ASK,
+        max_result_bytes: int | None = None,
     ) -> CallOutcome:
+        """``max_result_bytes``: this call's bound on its result, when not the engine's own
+        (the sidecar's engine bounds a direct-mode call as its hub says)."""
         record = CallRecord(view.deployment_id, view.agent_id, wire_name)
         record.grants_version = decide.grants_version
+        max_bytes = max_result_bytes or self.options.max_result_bytes
         try:
             outcome = await self._call(
-                view, wire_name, arguments, decide, approvals, upstream, record, ask
+                view, wire_name, arguments, decide, approvals, upstream, record, ask, max_bytes
             )
         finally:
             await audit.record(record)
@@ -147,6 +151,7 @@ class Gateway:
         upstream: UpstreamPort,
         record: CallRecord,
         ask: AskMode,
+        max_bytes: int,
     ) -> CallOutcome:
         tool = view.tools.get(wire_name)
         if tool is None:
@@ -204,7 +209,8 @@ class Gateway:
                         RATE_LIMITED, message, "rate_limited", {"retry_after_s": retry}
                     )
                 )
-        return CallOutcome(result=await self._run(view, tool, arguments, upstream, record))
+        result = await self._run(view, tool, arguments, upstream, record, max_bytes)
+        return CallOutcome(result=result)
 
     async def _run(
         self,
@@ -213,9 +219,9 @@ class Gateway:
         arguments: Mapping[str, Any],
         upstream: UpstreamPort,
         record: CallRecord,
+        max_bytes: int,
     ) -> dict[str, Any]:
         has_schema = tool.output_schema is not None
-        max_bytes = self.options.max_result_bytes
 
         def shape(raw: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
             redacted = Redactor(secrets).result(raw)
