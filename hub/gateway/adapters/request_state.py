@@ -54,9 +54,11 @@ def _unb64(text: str) -> bytes:
     return data
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RequestStates:
-    """Seals and opens the states of one agent's calls to one deployment of one tenant."""
+    """Seals and opens the states of one agent's calls to one deployment of one tenant (one is
+    made per request of the endpoint: a plain slotted class, cheap to make and never used by
+    most requests)."""
 
     keyring: Keyring
     tenant_id: uuid.UUID
