@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, ForeignKeyConstraint, Index, String, Uuid
+from sqlalchemy import ForeignKey, ForeignKeyConstraint, Index, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hub.core.dbtypes import UTCDateTime
@@ -15,6 +15,7 @@ from hub.models.base import Base, CreatedAtMixin, IdMixin
 class ApiKey(IdMixin, CreatedAtMixin, Base):
     __tablename__ = "api_keys"
     __table_args__ = (
+        UniqueConstraint("tenant_id", "id"),  # what a console session's tenant-bound key names
         ForeignKeyConstraint(
             ["tenant_id", "principal_id"], ["principals.tenant_id", "principals.id"]
         ),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String, Uuid
+from sqlalchemy import ForeignKey, ForeignKeyConstraint, Index, String, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hub.core.dbtypes import UTCDateTime
@@ -19,7 +19,17 @@ from hub.models.base import Base, CreatedAtMixin, IdMixin
 
 class ConsoleSession(IdMixin, CreatedAtMixin, Base):
     __tablename__ = "console_sessions"
-    __table_args__ = (Index("ix_console_sessions_api_key_id", "api_key_id"),)
+    __table_args__ = (
+        Index("ix_console_sessions_api_key_id", "api_key_id"),
+        # a tenant's session names its own tenant's principal and key (SECURITY §7.32); a
+        # platform admin's has no tenant, and the plain keys below hold it
+        ForeignKeyConstraint(
+            ["tenant_id", "principal_id"], ["principals.tenant_id", "principals.id"]
+        ),
+        ForeignKeyConstraint(
+            ["tenant_id", "api_key_id"], ["api_keys.tenant_id", "api_keys.id"], ondelete="CASCADE"
+        ),
+    )
 
     tenant_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid(), ForeignKey("tenants.id"), nullable=True

@@ -24,7 +24,7 @@ from tests.support.stories import TenantAdmin, make_tenant_admin
 
 __all__ = ["handmade_peer", "oauth_peers", "settings", "world"]
 
-UUID_PARAMS = ("t", "p", "k", "g", "c", "d")
+UUID_PARAMS = ("t", "p", "k", "g", "c", "d", "a", "o")
 
 
 def spellings(canonical: str) -> dict[str, str]:
