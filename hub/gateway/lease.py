@@ -64,6 +64,13 @@ class LeaseEgress(BaseModel):
     allow_loopback: bool
     allow_cidrs: list[str]
     extra_origins: list[str]  # origins besides ``origin`` this credential may also reach
+    # the hub's byte caps and per-origin slots (HUB_MAX_RESPONSE_BYTES, HUB_MAX_OPERATION_BYTES,
+    # HUB_EGRESS_MAX_PER_ORIGIN, HUB_EGRESS_MAX_PER_TENANT_ORIGIN), which bound the sidecar's
+    # call as they bound the hub's own
+    max_response_bytes: int | None = None
+    max_operation_bytes: int | None = None
+    max_per_origin: int | None = None
+    max_per_tenant_origin: int | None = None
 
 
 class LeaseRead(BaseModel):
@@ -171,6 +178,10 @@ async def lease_credential(
                 extra_origins=sorted(
                     o for o in egress.allowed_origins(target.pin) if o != target.pin
                 ),
+                max_response_bytes=egress.max_response_bytes,
+                max_operation_bytes=egress.max_operation_bytes,
+                max_per_origin=egress.max_per_origin,
+                max_per_tenant_origin=egress.max_per_tenant_origin,
             ),
         )
     )

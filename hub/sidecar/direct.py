@@ -73,15 +73,26 @@ def _bound(value: object) -> float | None:
 
 
 def _egress(data: Mapping[str, Any], origin: str, call_timeout_s: float) -> EgressConfig:
+    """The lease's egress policy: where the secret may go, and the hub's byte caps and
+    per-origin slots (an older hub sends none of those: the fetcher's defaults apply)."""
     found = data.get("egress")
     egress: dict[str, Any] = found if isinstance(found, dict) else {}
     cidrs = tuple(ipaddress.ip_network(str(c), strict=False) for c in egress.get("allow_cidrs", []))
     extra = tuple(str(o) for o in egress.get("extra_origins", []))
+
+    def hubs(name: str, default: int) -> int:
+        value = _bound(egress.get(name))
+        return int(value) if value is not None else default
+
     return EgressConfig(
         allow_loopback=bool(egress.get("allow_loopback", False)),
         allow_cidrs=cidrs,
         extra_origins={origin: extra} if extra else {},
         tool_call_timeout_s=call_timeout_s,
+        max_response_bytes=hubs("max_response_bytes", EgressConfig.max_response_bytes),
+        max_operation_bytes=hubs("max_operation_bytes", EgressConfig.max_operation_bytes),
+        max_per_origin=hubs("max_per_origin", EgressConfig.max_per_origin),
+        max_per_tenant_origin=hubs("max_per_tenant_origin", EgressConfig.max_per_tenant_origin),
     )
 
 

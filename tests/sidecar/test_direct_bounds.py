@@ -59,3 +59,27 @@ async def test_the_hubs_deadline_and_result_bound_apply(
         late = await calls.call(bundle, tool, "up__echo", {})
         assert time.monotonic() - started < DEADLINE_S + 1.5  # not the sidecar's 90 s
         assert late["_meta"]["io.mcphub/error"] == {"class": "upstream_failed", "reason": "timeout"}
+
+
+@pytest.mark.parametrize("settings", [{"max_response_bytes": 8192}], indirect=True)
+async def test_the_hubs_byte_cap_applies(
+    app: FastAPI,
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+    tmp_path: Path,
+) -> None:
+    """A body past ``HUB_MAX_RESPONSE_BYTES`` is refused by the sidecar's fetcher as by the
+    hub's (the fetcher's own default would take 4 MiB), and no upstream text reaches the agent."""
+    peer = await handmade_peer(era="modern", tools=[ECHO])
+    upstream = Upstream("up", peer.url, secret="direct-bounds-secret-0123456789")
+    world = await deploy_direct(client, database, [upstream], {"up"})
+    body = {"content": [{"type": "text", "text": "upstream text " + "a" * 20_000}]}
+    peer.override("tools/call", lambda req: Reply(200, rpc_result(req.rpc_id, body)))
+    async with direct_calls(app, world, tmp_path) as (calls, bundle):
+        refused = await calls.call(bundle, bundle.view.tools["up__echo"], "up__echo", {})
+    assert refused["_meta"]["io.mcphub/error"] == {
+        "class": "upstream_failed",
+        "reason": "response_too_large",
+    }
+    assert "upstream text" not in str(refused)
