@@ -146,6 +146,24 @@ async def test_invalid_secret_is_refused_without_echo(
     assert "input" not in response.json()["error"].get("details", [{}])[0]
 
 
+async def test_a_malformed_body_says_where_and_what_but_never_the_value(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    """SECURITY §7.16: a request validation error names each field and the problem (``loc``,
+    ``msg``), never the value sent (pydantic's ``input``) nor its context (``ctx``)."""
+    t, admin = await _setup(database)
+    canary = f"CANARY-{uuid.uuid4()}"
+    body = {**_body(), "secret": {"nested": canary}, "expires_at": canary, "name": [canary]}
+    response = await client.post(f"/tenants/{t}/credentials", json=body, headers=admin.headers)
+    assert response.status_code == 400, response.text
+    assert canary not in response.text
+    details = response.json()["error"]["details"]
+    assert {tuple(d["loc"])[-1] for d in details} >= {"secret", "expires_at", "name"}
+    for detail in details:
+        assert set(detail) == {"loc", "msg"}, detail
+        assert detail["msg"]
+
+
 async def test_canary_secret_never_leaves(
     client: httpx2.AsyncClient, database: Database, caplog: pytest.LogCaptureFixture
 ) -> None:

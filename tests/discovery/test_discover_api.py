@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 from typing import Any
 
@@ -14,6 +13,7 @@ from tests.peers.fixtures import HandmadePeerStarter, SdkPeerStarter, default_to
 from tests.peers.handmade_wire import Reply
 from tests.support.databases import as_owner
 from tests.support.factories import Actor, make_principal, make_tenant
+from tests.support.leaks import debug_everything
 
 CANARY = f"CANARY-{uuid.uuid4()}"
 
@@ -89,7 +89,7 @@ async def test_the_400_404_422_matrix(
     handmade_peer: HandmadePeerStarter,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG)
+    debug_everything(caplog)
     peer = await handmade_peer(era="modern")
     t, admin = await _admin(database)
     other_t, other_admin = await _admin(database)
@@ -200,7 +200,7 @@ async def test_upstream_500_echoing_the_bearer_leaks_nothing(
     handmade_peer: HandmadePeerStarter,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG)
+    debug_everything(caplog)
     peer = await handmade_peer(era="modern")
 
     def echo(request: Any) -> Reply:

@@ -53,12 +53,13 @@ async def collect(
     return received
 
 
-async def test_three_thousand_events_of_one_kib_are_accepted(
+async def test_ten_thousand_events_of_one_kib_are_accepted(
     make_fetcher: MakeFetcher, start_upstream: StartUpstream
 ) -> None:
-    upstream = await start_upstream(sse_body(events_of(3000)))
+    """SECURITY §7.11: 10,000 events of 1 KiB (10 MiB, within the 16 MiB operation budget)."""
+    upstream = await start_upstream(sse_body(events_of(10_000)))
     received = await collect((make_fetcher, upstream))
-    assert len(received) == 3000
+    assert len(received) == 10_000
     assert all(len(event.data) == 1024 - 8 for event in received)
 
 

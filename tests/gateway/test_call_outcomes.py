@@ -11,7 +11,6 @@ of its text; one broken server leaves the others working; a peer that echoes the
 from __future__ import annotations
 
 import base64
-import logging
 import time
 import uuid
 from typing import Any
@@ -25,6 +24,7 @@ from tests.gateway.support import Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
 from tests.peers.handmade_wire import RecordedRequest, Reply, rpc_result
+from tests.support.leaks import debug_everything
 
 CANARY = f"CANARY-{uuid.uuid4()}"
 DEADLINE_S = 3.0  # HUB_TOOL_CALL_TIMEOUT_S in tests/gateway/conftest.py
@@ -287,7 +287,7 @@ async def test_upstream_failures_are_contained(
         peer.override("tools/call", hang)
     else:
         peer.override("tools/call", HOSTILE[kind])
-    caplog.set_level(logging.DEBUG)
+    debug_everything(caplog)
     started = time.monotonic()
     result = _result(await _call(client, deployed, "up__echo", {"text": "hi"}))
     assert time.monotonic() - started < DEADLINE_S + 1.5
@@ -363,7 +363,7 @@ async def test_a_peer_echoing_the_bearer_yields_redacted(
 ) -> None:
     deployed, peer = await _setup(client, database, handmade_peer)
     peer.override("tools/call", _echo_bearer)
-    caplog.set_level(logging.DEBUG)
+    debug_everything(caplog)
     response = await _call(client, deployed, "up__free", {})
     result = _result(response)
     assert CANARY not in response.text

@@ -21,7 +21,7 @@ from hub.upstream import InsufficientScope, UpstreamContext, call_tool, resolve_
 from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
 from tests.support.databases import as_owner, owner_session
 from tests.support.factories import scope_of
-from tests.support.leaks import exposed_text
+from tests.support.leaks import debug_everything, exposed_text
 
 
 def _secrets(peers: OAuthPeers) -> set[str]:
@@ -52,7 +52,7 @@ async def _expire(hub: Hub, peers: OAuthPeers, credential_id: str) -> None:
 @pytest.fixture
 def debug_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
     """Everything at DEBUG, the HTTP libraries' loggers included (restored afterwards)."""
-    caplog.set_level(logging.DEBUG)
+    debug_everything(caplog)
     loggers = [logging.getLogger(name) for name in ("httpx2", "httpcore2", "hub")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 from pathlib import Path
 
 import httpx2
@@ -20,6 +19,7 @@ from tests.gateway.test_call_outcomes import _echo_bearer
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.sidecar.direct import deploy_direct
 from tests.sidecar.inprocess import direct_calls
+from tests.support.leaks import debug_everything
 
 CANARY = "direct-canary-secret-0123456789abcdef"
 FREE = {"name": "free", "inputSchema": {"type": "object"}}
@@ -36,9 +36,7 @@ async def test_a_server_echoing_the_leased_bearer_yields_redacted(
     peer = await handmade_peer(era="modern", tools=[FREE])
     world = await deploy_direct(client, database, [Upstream("up", peer.url, secret=CANARY)], {"up"})
     peer.override("tools/call", _echo_bearer)
-    caplog.set_level(logging.DEBUG)
-    for name in ("httpx2", "httpcore2"):
-        caplog.set_level(logging.DEBUG, logger=name)
+    debug_everything(caplog)
     async with direct_calls(app, world, tmp_path) as (calls, bundle):
         result = await calls.call(bundle, bundle.view.tools["up__free"], "up__free", {})
     assert peer.rpc_requests("tools/call")[0].headers["authorization"] == f"Bearer {CANARY}"

@@ -1,10 +1,25 @@
-"""Where a secret could hide in an exception: every text of its whole cause/context chain."""
+"""Where a secret could hide: every text of an exception's whole cause/context chain, and every
+log record at DEBUG, the HTTP libraries' own included."""
 
 from __future__ import annotations
 
+import logging
 import traceback
 
-__all__ = ["chain", "exposed_text"]
+import pytest
+
+__all__ = ["chain", "debug_everything", "exposed_text"]
+
+#: loggers the hub quiets in production (WARNING) and a leak test must hear at DEBUG
+LIBRARY_LOGGERS = ("httpx2", "httpcore2", "hub")
+
+
+def debug_everything(caplog: pytest.LogCaptureFixture) -> None:
+    """Capture every record at DEBUG: the root logger and the ones the hub sets to WARNING
+    (SECURITY §7.15: "with httpx/httpcore loggers enabled")."""
+    caplog.set_level(logging.DEBUG)
+    for name in LIBRARY_LOGGERS:
+        caplog.set_level(logging.DEBUG, logger=name)
 
 
 def chain(exc: BaseException) -> list[BaseException]:
