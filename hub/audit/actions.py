@@ -87,6 +87,7 @@ class Action(StrEnum):
     DEPLOYMENT_DRIFT = "deployment.drift"
     DEPLOYMENT_DECIDE = "deployment.decide"
     DEPLOYMENT_DECISION_OUTCOME = "deployment.decision_outcome"
+    DEPLOYMENT_DECISION_RELIST = "deployment.decision_relist"
     TOOL_CALL = "tool.call"
     GATEWAY_MCP = "gateway.mcp"
     GATEWAY_MCP_STREAM = "gateway.mcp_stream"

@@ -229,6 +229,23 @@ async def _view_for_agent(
     return view
 
 
+async def _decision_of(
+    request: Request, session: SessionDep, access: TenantAccess, d: str, decision_id: str
+) -> tuple[DeploymentView, CallRecord]:
+    """The deployment (its agent calling) and a live decision of its own, or 400."""
+    view = await _view_for_agent(request, session, access, d)
+    record = open_decision(
+        components_of(request.app).get(Keyring),
+        decision_id,
+        access.tenant_id.value,
+        view.deployment_id,
+        view.agent_id,
+    )
+    if record is None:
+        raise BadRequest("unknown, expired or foreign decision_id", reason="invalid_decision")
+    return view, record
+
+
 @router.post("/{d}/decisions", name="deployment.decide")
 @reads_only
 async def decide(
@@ -323,13 +340,8 @@ async def record_outcome(
     access: TenantAccessDep,
 ) -> Envelope[OutcomeRead]:
     """The audit row of a direct-mode call the sidecar ran."""
-    view = await _view_for_agent(request, session, access, d)
+    _, record = await _decision_of(request, session, access, d, decision_id)
     parts = components_of(request.app)
-    record = open_decision(
-        parts.get(Keyring), decision_id, access.tenant_id.value, view.deployment_id, view.agent_id
-    )
-    if record is None:
-        raise BadRequest("unknown, expired or foreign decision_id", reason="invalid_decision")
     db = get_database(request)
     expires_at = datetime.fromtimestamp(float(record.extra["expires_at"]), tz=UTC)
     if not await claim_outcome(db, access.tenant_id, decision_id, expires_at):
@@ -358,13 +370,8 @@ async def relist_decision(
     server now, as it does for its own calls (DESIGN §15), marking the tool drifted if its live
     definition differs from its pin. The sidecar answers ``tool_changed`` when it did, and
     retries once when it did not."""
-    view = await _view_for_agent(request, session, access, d)
+    view, record = await _decision_of(request, session, access, d, decision_id)
     parts = components_of(request.app)
-    record = open_decision(
-        parts.get(Keyring), decision_id, access.tenant_id.value, view.deployment_id, view.agent_id
-    )
-    if record is None:
-        raise BadRequest("unknown, expired or foreign decision_id", reason="invalid_decision")
     tool = view.tools.get(record.wire_name)
     if tool is None:  # gone from the deployment since: nothing to retry
         return Envelope(data=RelistRead(changed=True))

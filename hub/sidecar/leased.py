@@ -25,8 +25,8 @@ from hub.egress import EgressError, Fetcher
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
 from hub.gateway.engine.redaction import Redactor
+from hub.gateway.engine.tool_change import retrying_tool_change
 from hub.mcp import Era, McpClient, McpError, era_from_hint
-from hub.mcp.wire import HEADER_MISMATCH
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
 
@@ -61,10 +61,6 @@ class Calls(Protocol):
     async def relist(self, decision_id: str) -> bool | None: ...
 
 
-def _tool_changed(failure: UpstreamFailure) -> bool:
-    return failure.reason == "tool_error" and failure.code == HEADER_MISMATCH
-
-
 class LeasedUpstream:
     """The upstream port of one direct-mode call: the leased credential through the hub's
     egress fetcher and MCP client."""
@@ -82,24 +78,12 @@ class LeasedUpstream:
         arguments: Mapping[str, Any],
         shape: Shaper,
     ) -> UpstreamResult:
-        """The call; on a ``-32020`` the hub re-lists the server (DESIGN §15): changed → the
-        failure stands (the engine answers ``tool_changed``); unchanged or not known → one
-        retry, and a second ``-32020`` is ``tool_changed_unconfirmed``."""
-        try:
-            return await self._call_once(view, server, tool, arguments, shape)
-        except UpstreamFailure as failure:
-            if not _tool_changed(failure):
-                raise
-            if await self._calls.relist(self._decision_id) is True:
-                raise
-        try:
-            return await self._call_once(view, server, tool, arguments, shape)
-        except UpstreamFailure as again:
-            if _tool_changed(again):
-                raise UpstreamFailure(
-                    "tool_changed_unconfirmed", upstream_ms=again.upstream_ms
-                ) from None
-            raise
+        """The call; on a ``-32020`` the hub re-lists the server and says whether the tool
+        changed (:func:`~hub.gateway.engine.tool_change.retrying_tool_change`)."""
+        return await retrying_tool_change(
+            lambda: self._call_once(view, server, tool, arguments, shape),
+            lambda: self._calls.relist(self._decision_id),
+        )
 
     async def _call_once(
         self,

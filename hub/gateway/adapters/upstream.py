@@ -31,8 +31,8 @@ from hub.egress import EgressError
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
 from hub.gateway.engine.redaction import Redactor
+from hub.gateway.engine.tool_change import retrying_tool_change
 from hub.mcp import McpError, era_from_hint
-from hub.mcp.wire import HEADER_MISMATCH
 from hub.upstream import Target, UpstreamContext, resolve_keyless, resolve_target
 from hub.upstream.tokens import InsufficientScope, TokenUnavailable, with_fresh_credential
 
@@ -40,10 +40,6 @@ __all__ = ["HubUpstream", "Relist"]
 
 #: re-list a server now: its live ``{tool name: sha256}``, or None when that did not complete
 Relist = Callable[[ServerEntry], Awaitable[Mapping[str, str] | None]]
-
-
-def _tool_changed(failure: UpstreamFailure) -> bool:
-    return failure.reason == "tool_error" and failure.code == HEADER_MISMATCH
 
 
 class HubUpstream:
@@ -81,22 +77,15 @@ class HubUpstream:
         arguments: Mapping[str, Any],
         shape: Shaper,
     ) -> UpstreamResult:
-        try:
-            return await self._call_once(view, server, tool, arguments, shape)
-        except UpstreamFailure as failure:
-            if not _tool_changed(failure) or self._relist is None:
-                raise
+        async def changed() -> bool:
+            if self._relist is None:
+                return True  # nothing to re-list with: the server's word stands
             live = await self._relist(server)
-            if live is not None and live.get(tool.name) != tool.sha256:
-                raise  # re-listed and marked drifted: the engine answers tool_changed
-        try:
-            return await self._call_once(view, server, tool, arguments, shape)
-        except UpstreamFailure as again:
-            if _tool_changed(again):
-                raise UpstreamFailure(
-                    "tool_changed_unconfirmed", upstream_ms=again.upstream_ms
-                ) from None
-            raise
+            return live is not None and live.get(tool.name) != tool.sha256
+
+        return await retrying_tool_change(
+            lambda: self._call_once(view, server, tool, arguments, shape), changed
+        )
 
     async def _call_once(
         self,
