@@ -136,7 +136,6 @@ class DirectCalls:
         engine: Gateway | None = None,
     ) -> None:
         self._config = config
-        self.config = config
         self._agent = agent_hub
         self._sidecar = sidecar_hub
         self._engine = engine or Gateway()

@@ -27,7 +27,6 @@ from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
 from hub.gateway.engine.redaction import Redactor
 from hub.gateway.engine.tool_change import retrying_tool_change
 from hub.mcp import Era, McpClient, McpError, era_from_hint
-from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
 
 __all__ = ["Calls", "Lease", "LeasedUpstream"]
@@ -53,7 +52,6 @@ class Lease:
 class Calls(Protocol):
     """What the port needs of :class:`~hub.sidecar.direct.DirectCalls`."""
 
-    config: SidecarConfig
     eras: dict[str, Era]
 
     async def lease(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease: ...
