@@ -25,9 +25,10 @@ from mcp_types import (
 from hub import __version__
 from hub.gateway.engine.errors import error_result
 from hub.gateway.engine.model import ToolEntry
-from hub.gateway.engine.shaping import MODERN_RESULT_KEYS
+from hub.gateway.engine.shaping import APPROVAL_META, MODERN_RESULT_KEYS
 from hub.mcp import MODERN_VERSION, encode_header_value
 from hub.mcp.headers import param_headers
+from hub.sidecar.asking import Asking, is_input_required
 from hub.sidecar.errors import HubUnreachable
 from hub.sidecar.hubclient import HubClient
 
@@ -36,6 +37,8 @@ __all__ = ["Relay", "RelayError", "unavailable"]
 log = logging.getLogger("hub.sidecar")
 
 CLIENT_INFO = {"name": "mcp-hub-sidecar", "version": __version__}
+#: the client capabilities of a relayed call whose client can be sent to the approval's page
+URL_ELICITATION: dict[str, Any] = {"elicitation": {"url": {}}}
 
 
 class RelayError(Exception):
@@ -66,13 +69,26 @@ def _clean(result: dict[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
+def _approval_meta(result: dict[str, Any]) -> dict[str, Any]:
+    """An ``input_required``'s ``_meta``, only the hub's approval marker."""
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and APPROVAL_META in meta:
+        return {"_meta": {APPROVAL_META: meta[APPROVAL_META]}}
+    return {}
+
+
 class Relay:
     def __init__(self, hub: HubClient) -> None:
         self._hub = hub
         self._ids = 0
 
-    async def call(self, tool: ToolEntry | None, name: str, arguments: Any) -> dict[str, Any]:
-        """The hub's ``CallToolResult``; :class:`RelayError` for its JSON-RPC errors."""
+    async def call(
+        self, tool: ToolEntry | None, name: str, arguments: Any, asking: Asking | None = None
+    ) -> dict[str, Any]:
+        """The hub's ``CallToolResult``; :class:`RelayError` for its JSON-RPC errors.
+
+        With ``asking`` the call declares URL-mode elicitation and carries the round's echo, and
+        the hub's ``input_required`` comes back whole (:mod:`hub.sidecar.asking`)."""
         self._ids += 1
         headers = {
             "mcp-protocol-version": MODERN_VERSION,
@@ -86,12 +102,17 @@ class Relay:
             "name": name,
             "_meta": {
                 PROTOCOL_VERSION_META_KEY: MODERN_VERSION,
-                CLIENT_CAPABILITIES_META_KEY: {},
+                CLIENT_CAPABILITIES_META_KEY: {} if asking is None else URL_ELICITATION,
                 CLIENT_INFO_META_KEY: CLIENT_INFO,
             },
         }
         if arguments is not None:
             params["arguments"] = arguments
+        if asking is not None:
+            if asking.request_state is not None:
+                params["requestState"] = asking.request_state
+            if asking.input_responses is not None:
+                params["inputResponses"] = asking.input_responses
         message = {"jsonrpc": "2.0", "id": self._ids, "method": "tools/call", "params": params}
         try:
             answer = await self._hub.mcp(message, headers)
@@ -109,4 +130,6 @@ class Relay:
         result = answer.get("result")
         if not isinstance(result, dict):
             return unavailable("the hub's answer held no result")
+        if asking is not None and is_input_required(result):
+            return {k: v for k, v in result.items() if k != "_meta"} | _approval_meta(result)
         return _clean(result)

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 
 from hub.gateway.engine.model import ToolEntry
+from hub.sidecar.asking import Asking
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.cache import BundleCache
 from hub.sidecar.config import SidecarConfig
@@ -66,11 +67,11 @@ async def run_sidecar(config: SidecarConfig, serve: Serve) -> None:
             direct = DirectCalls(config, hub, sidecar_hub)
 
         async def relayed(
-            bundle: Bundle, tool: ToolEntry | None, name: str, arguments: Any
+            bundle: Bundle, tool: ToolEntry | None, name: str, arguments: Any, asking: Asking | None
         ) -> dict[str, Any]:
             if direct is not None and direct.handles(bundle, tool):
                 return await direct.call(bundle, tool, name, arguments)
-            return await relay.call(tool, name, arguments)
+            return await relay.call(tool, name, arguments, asking)
 
         sidecar = SidecarServer(syncer, relayed)
         syncer.on_change = sidecar.tools_changed

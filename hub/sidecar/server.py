@@ -39,6 +39,14 @@ from hub.gateway.engine.model import Effect, ToolEntry
 from hub.gateway.engine.shaping import for_legacy_result
 from hub.mcp.server.dispatcher import arguments_problem
 from hub.mcp.server.messages import PARSE_ERROR
+from hub.sidecar.asking import (
+    Asking,
+    Elicit,
+    asking_of,
+    bounded,
+    is_input_required,
+    through_the_page,
+)
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.relay import RelayError, unavailable
 from hub.sidecar.sync import Stale, Syncer
@@ -56,8 +64,9 @@ INSTRUCTIONS = (
 
 LIST_CHANGED = "notifications/tools/list_changed"
 
-# (bundle, tool or None, wire name, arguments) -> CallToolResult; RelayError for JSON-RPC errors
-CallPath = Callable[[Bundle, ToolEntry | None, str, Any], Awaitable[dict[str, Any]]]
+# (bundle, tool or None, wire name, arguments, URL-elicitation round or None) -> CallToolResult
+# (or a 2026-07-28 input_required result when a round was declared); RelayError for JSON-RPC errors
+CallPath = Callable[[Bundle, ToolEntry | None, str, Any, Asking | None], Awaitable[dict[str, Any]]]
 
 
 class BundleDecider:
@@ -91,6 +100,22 @@ class _Server(Server[Any]):
 
 def _legacy(ctx: ServerRequestContext[Any, Any]) -> bool:
     return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+
+def _elicitor(ctx: ServerRequestContext[Any, Any]) -> Elicit | None:
+    """How to send a handshake-era client's person to a page: None unless the client declared
+    URL-mode elicitation at ``initialize`` and this request can carry a request back to it."""
+    session = ctx.session
+    capabilities = session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None or elicitation.url is None or not session.can_send_request:
+        return None
+
+    async def elicit(message: str, url: str, elicitation_id: str, seconds: float) -> str:
+        ask = session.elicit_url(message, url, elicitation_id, related_request_id=ctx.request_id)
+        return await bounded(ask, seconds)
+
+    return elicit
 
 
 class SidecarServer:
@@ -153,10 +178,22 @@ class SidecarServer:
         except Stale as stale:
             return unavailable(str(stale))
         tool = bundle.view.tools.get(name)
+        arguments = params.arguments
+
+        async def call(asking: Asking | None) -> dict[str, Any]:
+            return await self._call_path(bundle, tool, name, arguments, asking)
+
+        legacy = _legacy(ctx)
+        elicit = _elicitor(ctx) if legacy else None
         try:
-            result = await self._call_path(bundle, tool, name, params.arguments)
+            if elicit is not None:
+                result = await through_the_page(call, elicit)
+            else:
+                result = await call(None if legacy else asking_of(ctx.params))
         except RelayError as error:
             raise MCPError(error.code, error.message, error.data) from None
-        if _legacy(ctx):
+        if legacy:
             return for_legacy_result(result)
+        if is_input_required(result):
+            return result  # the hub's round, passed through: this client declared it
         return {"resultType": "complete", **result}
