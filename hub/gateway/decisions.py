@@ -6,7 +6,9 @@ upstream call: wire name, decision, argument validation, the approval (§10.3). 
 ``{"decision_id", "effect", "tool_sha256", "result"?, "error"?}`` (with a ``decision_id``, also the
 hub's ``call_timeout_s`` and ``max_result_bytes``, which bound the call the sidecar runs as they
 bound the hub's own): a call that must not run
-carries the engine's ``result`` (``invalid_arguments``, ``approval_pending``) or JSON-RPC
+carries the engine's ``result`` (``invalid_arguments``, ``approval_pending``; with
+``url_elicitation``, a pending call's ``input_required`` result as the endpoint gives a 2026-07-28
+client that declares URL-mode elicitation, its state sealed the same way) or JSON-RPC
 ``error`` (``unknown_tool``, ``forbidden``, ``approval_denied``) and is audited now, as the
 endpoint audits it; a call that may run carries a ``decision_id`` and no audit row yet. A
 decision is one of the agent's tool calls: it is counted in the rate-limit class ``tool_call``
@@ -26,10 +28,7 @@ report of the same call is 409 (:mod:`hub.gateway.adapters.outcomes`).
 
 from __future__ import annotations
 
-import base64
-import json
-import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Request
@@ -42,7 +41,7 @@ from hub.authz.deps import TenantAccessDep
 from hub.authz.throttle import rest_router
 from hub.core import clock
 from hub.core.components import components_of
-from hub.core.crypto import Keyring, Sealed
+from hub.core.crypto import Keyring
 from hub.core.deps import SessionDep, get_database, reads_only
 from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
 from hub.core.metrics import Metrics
@@ -53,8 +52,11 @@ from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
+from hub.gateway.adapters.decision_ids import open_decision, seal_decision
 from hub.gateway.adapters.outcomes import claim_outcome
+from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.view import ViewLoader
+from hub.gateway.elicitation import ask_mode, elicited, round_of
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamResult
@@ -65,17 +67,29 @@ from hub.mcp.server.dispatcher import arguments_problem
 from hub.mcp.server.messages import PARSE_ERROR
 from hub.ratelimit import RateLimiter
 
-__all__ = ["DECISION_S", "router"]
+__all__ = ["router"]
 
-DECISION_S = 600
-_AAD = b"mcphub/decision/v1"
 
 router = rest_router(prefix="/tenants/{t}/deployments", tags=["sidecar"])
+
+
+class UrlElicitation(RequestModel):
+    """The call comes from a client that can send its person to a page, with the round's echo."""
+
+    request_state: str | None = Field(default=None, max_length=4096)
+    input_responses: dict[str, Any] | None = None
 
 
 class DecisionCreate(RequestModel):
     wire_name: str = Field(min_length=1, max_length=256)
     arguments: dict[str, Any] | None = None
+    url_elicitation: UrlElicitation | None = Field(
+        default=None,
+        description=(
+            "present when the agent's client declares URL-mode elicitation: a call left "
+            "pending is answered with an input_required result (DESIGN §10.3)"
+        ),
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -157,66 +171,6 @@ class _Audit:
         await self._audit.record(record)
 
 
-def _aad(tenant_id: uuid.UUID, deployment_id: uuid.UUID, agent_id: uuid.UUID) -> bytes:
-    return b"|".join(
-        [_AAD, str(tenant_id).encode(), str(deployment_id).encode(), str(agent_id).encode()]
-    )
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def seal_decision(keyring: Keyring, record: CallRecord, tenant_id: uuid.UUID) -> str:
-    fields = {
-        "w": record.wire_name,
-        "g": record.grant_key,
-        "d": record.decision,
-        "r": list(record.reasons),
-        "a": str(record.approval_id) if record.approval_id else None,
-        "s": record.arguments_sha256,
-        "t": record.tool_sha256,
-        "c": record.catalog_version,
-        "v": record.grants_version,
-        "x": (clock.now() + timedelta(seconds=DECISION_S)).timestamp(),
-    }
-    sealed = keyring.encrypt(
-        json.dumps(fields), _aad(tenant_id, record.deployment_id, record.agent_id)
-    )
-    return f"{sealed.key_id}.{_b64(sealed.nonce)}.{_b64(sealed.ciphertext)}"
-
-
-def open_decision(
-    keyring: Keyring,
-    token: str,
-    tenant_id: uuid.UUID,
-    deployment_id: uuid.UUID,
-    agent_id: uuid.UUID,
-) -> CallRecord | None:
-    try:
-        key_id, nonce, ciphertext = token.split(".")
-        if _b64(_unb64(nonce)) != nonce or _b64(_unb64(ciphertext)) != ciphertext:
-            return None  # one spelling per id: the outcome's claim is keyed by it
-        sealed = Sealed(key_id=key_id, nonce=_unb64(nonce), ciphertext=_unb64(ciphertext))
-        fields = json.loads(keyring.decrypt(sealed, _aad(tenant_id, deployment_id, agent_id)))
-    except Exception:  # any malformed, foreign or tampered id reads the same
-        return None
-    if float(fields["x"]) < clock.now().timestamp():
-        return None
-    record = CallRecord(deployment_id, agent_id, str(fields["w"]))
-    record.extra = {"expires_at": float(fields["x"])}
-    record.grant_key, record.decision = fields["g"], fields["d"]
-    record.reasons = tuple(fields["r"])
-    record.approval_id = uuid.UUID(fields["a"]) if fields["a"] else None
-    record.arguments_sha256, record.tool_sha256 = fields["s"], fields["t"]
-    record.catalog_version, record.grants_version = fields["c"], fields["v"]
-    return record
-
-
 async def _view_for_agent(
     request: Request, session: SessionDep, access: TenantAccess, d: str
 ) -> DeploymentView:
@@ -286,6 +240,12 @@ async def decide(
     def approval_url(approval_id: Any) -> str:
         return f"{public}{console_path(str(tenant_id.value), approval_id)}"
 
+    elicit, states = None, None
+    if body.url_elicitation is not None:
+        elicit = round_of(body.url_elicitation.request_state, body.url_elicitation.input_responses)
+        states = RequestStates(
+            parts.get(Keyring), tenant_id.value, view.deployment_id, view.agent_id
+        )
     db = get_database(request)
     upstream = _Decider()
     audit = _Audit(HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id), upstream)
@@ -300,6 +260,7 @@ async def decide(
             upstream=upstream,
             audit=audit,
             legacy=False,
+            ask=ask_mode(elicit, states),
         )
     except _Proceed:
         held = audit.held
@@ -318,12 +279,13 @@ async def decide(
     tool = view.tools.get(body.wire_name)
     decider = PolicyDecider(policy, caller.grants_version, clock.now())
     effect = engine.decide(tool, decider) if tool is not None else None
+    asked = elicited(outcome, elicit, body.wire_name, states)
     return Envelope(
         data=DecisionRead(
             decision_id=None,
             effect=effect,
             tool_sha256=tool.sha256 if tool else None,
-            result=outcome.result,
+            result=asked.result() if asked is not None else outcome.result,
             error=outcome.failure.error() if outcome.failure is not None else None,
         )
     )

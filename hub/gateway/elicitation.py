@@ -31,11 +31,22 @@ from typing import Any, Final
 
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
-from hub.gateway.engine.ports import ApprovalOutcome
+from hub.core import clock
+from hub.gateway.adapters.request_state import RequestStates
+from hub.gateway.engine.engine import CallOutcome
+from hub.gateway.engine.ports import CLASSIC_ASK, ApprovalOutcome, AskMode, StateSelection
 from hub.gateway.engine.shaping import APPROVAL_META
 from hub.mcp.server.answers import InputRequired
 
-__all__ = ["APPROVAL_INPUT", "ElicitRound", "input_required", "url_round"]
+__all__ = [
+    "APPROVAL_INPUT",
+    "ElicitRound",
+    "ask_mode",
+    "elicited",
+    "input_required",
+    "round_of",
+    "url_round",
+]
 
 #: the key of the hub's one input request (and of the client's response to it)
 APPROVAL_INPUT: Final = "approval"
@@ -64,9 +75,44 @@ def url_round(params: Mapping[str, Any]) -> ElicitRound | None:
     capabilities = _object(params.get("_meta"), CLIENT_CAPABILITIES_META_KEY)
     if _object(_object(capabilities, "elicitation"), "url") is None:
         return None
-    response = _object(params.get("inputResponses"), APPROVAL_INPUT)
+    return round_of(params.get("requestState"), params.get("inputResponses"))
+
+
+def round_of(request_state: object, input_responses: object) -> ElicitRound:
+    """The round of a call known to come from a client that can be sent to a page."""
+    response = _object(input_responses, APPROVAL_INPUT)
     declined = response is not None and response.get("action") in _DECLINED
-    return ElicitRound(params.get("requestState"), declined)
+    return ElicitRound(request_state, declined)
+
+
+def ask_mode(elicit: ElicitRound | None, states: RequestStates | None) -> AskMode:
+    """How long the call of this round waits for a decision (see the module's docstring)."""
+    if elicit is None or states is None:
+        return CLASSIC_ASK
+    if elicit.declined:
+        return AskMode(wait="never")
+    return AskMode("selected", states.open(elicit.request_state, clock.now()))
+
+
+def elicited(
+    outcome: CallOutcome,
+    elicit: ElicitRound | None,
+    wire_name: str,
+    states: RequestStates | None,
+) -> InputRequired | None:
+    """The ``input_required`` answer for a call left pending, when the client takes one."""
+    pending = outcome.pending
+    if elicit is None or elicit.declined or states is None or pending is None:
+        return None
+    if (
+        pending.approval_id is None
+        or pending.expires_at is None
+        or pending.arguments_sha256 is None
+        or pending.tool_sha256 is None
+    ):
+        return None
+    selection = StateSelection(pending.approval_id, pending.arguments_sha256, pending.tool_sha256)
+    return input_required(pending, wire_name, states.seal(selection, pending.expires_at))
 
 
 def input_required(pending: ApprovalOutcome, wire_name: str, state: str) -> InputRequired:

@@ -21,21 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hub import __version__
-from hub.core import clock
 from hub.gateway.adapters.request_state import RequestStates
-from hub.gateway.elicitation import ElicitRound, input_required, url_round
-from hub.gateway.engine.engine import CallOutcome, Gateway
+from hub.gateway.elicitation import ask_mode, elicited, url_round
+from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.errors import RATE_LIMITED
 from hub.gateway.engine.model import DeploymentView
-from hub.gateway.engine.ports import (
-    CLASSIC_ASK,
-    ApprovalPort,
-    AskMode,
-    AuditPort,
-    DecidePort,
-    StateSelection,
-    UpstreamPort,
-)
+from hub.gateway.engine.ports import ApprovalPort, AuditPort, DecidePort, UpstreamPort
 from hub.mcp.headers import decode_header_value, param_headers
 from hub.mcp.server.answers import CallContext, InputRequired, RpcError
 from hub.mcp.wire import HEADER_MISMATCH
@@ -116,9 +107,9 @@ class GatewayHost:
             upstream=self.upstream,
             audit=self.audit,
             legacy=ctx.era == "legacy",
-            ask=self._ask_mode(elicit),
+            ask=ask_mode(elicit, self.states),
         )
-        asked = self._elicited(outcome, elicit, name)
+        asked = elicited(outcome, elicit, name, self.states)
         if asked is not None:
             return asked
         if outcome.failure is not None:
@@ -128,32 +119,6 @@ class GatewayHost:
             raise RpcError(failure.code, failure.message, dict(failure.data), headers=headers)
         assert outcome.result is not None  # noqa: S101 - one of the two is always set
         return outcome.result
-
-    def _ask_mode(self, elicit: ElicitRound | None) -> AskMode:
-        if elicit is None or self.states is None:
-            return CLASSIC_ASK
-        if elicit.declined:
-            return AskMode(wait="never")
-        return AskMode("selected", self.states.open(elicit.request_state, clock.now()))
-
-    def _elicited(
-        self, outcome: CallOutcome, elicit: ElicitRound | None, wire_name: str
-    ) -> InputRequired | None:
-        """The ``input_required`` answer for a call left pending, when the client takes one."""
-        pending = outcome.pending
-        if elicit is None or elicit.declined or self.states is None or pending is None:
-            return None
-        if (
-            pending.approval_id is None
-            or pending.expires_at is None
-            or pending.arguments_sha256 is None
-            or pending.tool_sha256 is None
-        ):
-            return None
-        selection = StateSelection(
-            pending.approval_id, pending.arguments_sha256, pending.tool_sha256
-        )
-        return input_required(pending, wire_name, self.states.seal(selection, pending.expires_at))
 
     async def _count_call(self) -> None:
         refused = await tool_call_refusal(self.limiter, self.agent_key)

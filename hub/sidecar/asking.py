@@ -58,6 +58,8 @@ INPUT_REQUIRED: Final = "input_required"
 DEFAULT_ELICIT_S: Final = 300.0
 #: and the most it may take whatever the expiry says (the approval's pending TTL's default)
 MAX_ELICIT_S: Final = 900.0
+#: the longest ``requestState`` passed on to the decisions route (the hub's are ≤ 1,024)
+MAX_STATE_CHARS: Final = 4096
 
 # (message, url, elicitation id, seconds) -> the client's answer: "accept", "decline" or "cancel"
 Elicit = Callable[[str, str, str, float], Awaitable[str]]
@@ -69,6 +71,18 @@ class Asking:
 
     request_state: object = None
     input_responses: object = None
+
+    def for_decision(self) -> dict[str, Any]:
+        """The round as direct mode's ``POST …/decisions`` takes it (``url_elicitation``): a
+        state that is not a string of a state's size, or responses that are not an object, are
+        left out, and the hub treats the call as a first one, as its endpoint would."""
+        state = self.request_state
+        usable = isinstance(state, str) and len(state) <= MAX_STATE_CHARS
+        responses = self.input_responses
+        return {
+            "request_state": state if usable else None,
+            "input_responses": responses if isinstance(responses, dict) else None,
+        }
 
 
 FIRST_ROUND: Final = Asking()

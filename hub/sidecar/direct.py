@@ -4,7 +4,8 @@ For a tool of a direct-mode entry (with a credential), one call is:
 
 1. ``POST …/decisions`` with the agent's key: the hub validates, decides and handles the
    approval. A refusal (its JSON-RPC ``error``) or a result not to run (``invalid_arguments``,
-   ``approval_pending``) is the answer, as the endpoint would give it.
+   ``approval_pending``, or ``input_required`` for a client that can be sent to the approval's
+   page) is the answer, as the endpoint would give it.
 2. A lease of the entry's credential with ``HUB_SIDECAR_KEY`` (the deployment's sidecar
    principal; never the agent's key), kept in memory until its ``expires_at`` (minus a margin),
    then discarded.
@@ -47,6 +48,7 @@ from hub.gateway.engine.ports import (
     CallRecord,
 )
 from hub.mcp import Era, McpClient, SessionKeeper
+from hub.sidecar.asking import Asking
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.config import SidecarConfig
 from hub.sidecar.errors import HubRefused, HubUnreachable
@@ -236,12 +238,22 @@ class DirectCalls:
         return lease
 
     async def call(
-        self, bundle: Bundle, tool: ToolEntry | None, name: str, arguments: Any
+        self,
+        bundle: Bundle,
+        tool: ToolEntry | None,
+        name: str,
+        arguments: Any,
+        asking: Asking | None = None,
     ) -> dict[str, Any]:
+        """The call's result; with ``asking``, a pending call may be the hub's ``input_required``
+        (:mod:`hub.sidecar.asking`)."""
         assert tool is not None  # noqa: S101 - handles() said so
         path = f"{self._config.deployment_path}/decisions"
+        body: dict[str, Any] = {"wire_name": name, "arguments": arguments}
+        if asking is not None:
+            body["url_elicitation"] = asking.for_decision()
         try:
-            decision = await self._agent.post(path, {"wire_name": name, "arguments": arguments})
+            decision = await self._agent.post(path, body)
         except (HubRefused, HubUnreachable) as exc:
             return unavailable(str(exc))
         error = decision.get("error")

@@ -70,7 +70,7 @@ async def run_sidecar(config: SidecarConfig, serve: Serve) -> None:
             bundle: Bundle, tool: ToolEntry | None, name: str, arguments: Any, asking: Asking | None
         ) -> dict[str, Any]:
             if direct is not None and direct.handles(bundle, tool):
-                return await direct.call(bundle, tool, name, arguments)
+                return await direct.call(bundle, tool, name, arguments, asking)
             return await relay.call(tool, name, arguments, asking)
 
         sidecar = SidecarServer(syncer, relayed)

@@ -11,11 +11,16 @@
 - a person who declines, or who accepts while the approval is still pending, is sent to the
   page once, and the call is the ``approval_pending`` result; a repeat once approved runs it.
 
-The upstream is a hand-made peer that counts its ``tools/call`` requests.
+- direct mode: the decision route carries the round, and the sidecar calls the server itself
+  once the call is approved on the page.
+
+The upstream is a hand-made peer that counts its ``tools/call`` requests (an SDK peer for
+direct mode, where the lease's audit row shows who called).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -26,12 +31,22 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitRequestURLParams, ElicitResult, ErrorData, TextContent
 
+from hub.core.db import Database
 from hub.sidecar.asking import bounded
 from tests.gateway.approvals_support import DROP, ECHO, SECRET
 from tests.gateway.support import Deployed, Upstream
-from tests.peers.fixtures import HandmadePeerStarter
+from tests.peers.fixtures import HandmadePeerStarter, SdkPeerStarter
 from tests.peers.handmade import HandmadePeer
-from tests.sidecar.support import LiveHub, Sidecar, deploy_on, live_hub, stdio_sidecar
+from tests.sidecar.direct import DirectDeployed, deploy_direct
+from tests.sidecar.support import (
+    CANARY,
+    LiveHub,
+    Sidecar,
+    deploy_on,
+    live_hub,
+    stdio_sidecar,
+)
+from tests.support.stories import audit_events
 
 ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 Person = Callable[[Any, Any], Awaitable[ElicitResult | ErrorData]]
@@ -216,3 +231,62 @@ async def test_a_person_who_never_answers_is_a_cancel() -> None:
         assert await bounded(unanswered(), 0.2) == "cancel"
     assert await bounded(failing(), 5) == "cancel"
     assert await bounded(accepting(), 5) == "accept"
+
+
+async def _direct_on(hub: LiveHub, peer_url: str) -> DirectDeployed:
+    db = Database.from_url(hub.db_url)
+    try:
+        async with httpx2.AsyncClient(base_url=hub.url, timeout=30) as http:
+            upstream = Upstream("docs", peer_url, secret=CANARY, allow_without_ask=["echo"])
+            return await deploy_direct(http, db, [upstream], {"docs"})
+    finally:
+        await db.dispose()
+
+
+@ERAS
+@pytest.mark.parametrize("answer", ["approve", "decline"])
+async def test_direct_mode_shows_the_page_too(
+    tmp_path: Path, sdk_peer: SdkPeerStarter, mode: str, answer: str
+) -> None:
+    """Direct mode: the decision route takes the round (``url_elicitation``) and answers a
+    pending call with the hub's ``input_required``; approved on the page, the sidecar leases the
+    credential and calls the server itself, once. Declined: ``approval_pending``, nothing ran."""
+    peer = await sdk_peer("stateless-json")
+    with live_hub(tmp_path) as hub:
+        world = await _direct_on(hub, peer.url)
+        deployed = world.deployed
+        pages: list[str] = []
+
+        async def person(context: Any, params: Any) -> ElicitResult | ErrorData:
+            assert isinstance(params, ElicitRequestURLParams)
+            approval = params.url.rsplit("/", 1)[1]
+            assert "docs__add" in params.message
+            pages.append(approval)
+            if answer == "approve":
+                await _decide(hub, deployed, approval, "approve")
+                return ElicitResult(action="accept")
+            return ElicitResult(action="decline")
+
+        sidecar = Sidecar(
+            hub, deployed, tmp_path, ("--mode", "direct"), sidecar_key=world.sidecar.key
+        )
+        async with stdio_sidecar(sidecar, mode=mode, elicitation_callback=person) as mcp:
+            result = await mcp.call_tool("docs__add", {"a": 1, "b": 2})
+        db = Database.from_url(hub.db_url)
+        try:
+            leases = await audit_events(db, action="credential.lease", outcome="success")
+            calls = await audit_events(db, action="tool.call")
+        finally:
+            await db.dispose()
+    assert len(pages) == 1
+    if answer == "approve":
+        assert result.is_error is not True, result
+        assert isinstance(result.content[0], TextContent)
+        assert json.loads(result.content[0].text) == {"a": 1, "b": 2}
+        assert len(leases) == 1  # the sidecar called the server itself
+        assert sorted(r.outcome for r in calls) == ["pending", "success"]
+    else:
+        assert result.is_error is True
+        assert (result.meta or {})["io.mcphub/error"]["class"] == "approval_pending"
+        assert (result.meta or {})["io.mcphub/approval"]["id"] == pages[0]
+        assert leases == []
