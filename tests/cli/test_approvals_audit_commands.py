@@ -207,6 +207,12 @@ async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
         unknown = await hub.cli("audit", "tail", "--action", "no.such", *owner)
         assert unknown.code == 1
         assert len(unknown.error_lines) == 1, unknown.stderr
+        # a refused request's line says where and what, not only "the request is invalid"
+        vague = await hub.cli("audit", "tail", "--since", "1 hour ago", *owner)
+        assert vague.code == 1
+        [line] = vague.error_lines
+        assert "query.since: Input should be a valid datetime" in line, line
+        assert "HTTP 400" in line
 
 
 @pytest.mark.slow

@@ -85,8 +85,9 @@ def _nested(levels: int) -> str:
         # the arguments object is the body's third level: one more than an answer may nest
         (_nested(MAX_JSON_DEPTH - 2), "nested too deeply"),
         (_nested(5000), "nested too deeply"),  # past the decoder's own recursion
+        ('"cut short', "the body is not JSON"),
     ],
-    ids=["nan", "infinity", "1e400", "surrogate", "surrogate-key", "deep", "deeper"],
+    ids=["nan", "infinity", "1e400", "surrogate", "surrogate-key", "deep", "deeper", "not-json"],
 )
 async def test_a_body_the_hub_cannot_pass_on_is_refused_before_it_leaves(
     client: httpx2.AsyncClient,

@@ -54,7 +54,33 @@ class HubFailure(RemoteError):
         self.fields = fields or {}  # the error body's other fields (``credential_sent``, …)
         rid = f", request {request_id}" if request_id else ""
         why = f": {reason}" if reason else ""
-        super().__init__(f"{message} ({code}{why}, HTTP {status}{rid})")
+        super().__init__(f"{message}{_details(self.fields)} ({code}{why}, HTTP {status}{rid})")
+
+
+#: how many of a 400's ``details`` the line names, and how long each may be
+MAX_DETAILS = 3
+MAX_DETAIL_CHARS = 160
+
+
+def _details(fields: Mapping[str, Any]) -> str:
+    """``: where: what; …`` for a refused request's ``details`` (the hub's validation errors,
+    ``loc`` and ``msg`` only: they quote no input), so the one line says what to fix."""
+    details = fields.get("details")
+    if not isinstance(details, list):
+        return ""
+    said: list[str] = []
+    for detail in details[:MAX_DETAILS]:
+        if not isinstance(detail, dict):
+            continue
+        loc = detail.get("loc")
+        where = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
+        what = " ".join(str(detail.get("msg") or "").split())
+        if what:
+            said.append(f"{where}: {what}"[:MAX_DETAIL_CHARS] if where else what[:MAX_DETAIL_CHARS])
+    more = len(details) - MAX_DETAILS
+    if more > 0:
+        said.append(f"{more} more")
+    return f": {'; '.join(said)}" if said else ""
 
 
 class HubUnreachable(RemoteError):

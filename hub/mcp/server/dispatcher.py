@@ -40,7 +40,7 @@ def parse_body(body: bytes) -> Any:
     try:
         return portable_json.loads(body, max_depth=MAX_JSON_DEPTH)
     except portable_json.NotPortableJson as refused:
-        message = "Parse error" if refused.reason == "not_json" else f"Parse error: {refused}"
+        message = f"Parse error: {refused}"
     raise RpcError(PARSE_ERROR, message, status=400)
 
 
