@@ -37,12 +37,24 @@ WINDOW_S = 1.0
 async def test_the_wait_sees_a_decision_made_on_another_replica(
     database: Database, handmade_peer: HandmadePeerStarter, db_url: str
 ) -> None:
-    """Two app instances on one database: the call waits on one, the approval lands through
-    the other, and the waiting call runs before its wait is over."""
+    """Two app instances on one database, each with its own :class:`Database` (engine and
+    pool, as two replicas have): the call waits on one, the approval lands through the other,
+    and the waiting call runs before its wait is over."""
     waiting = make_settings(db_url, allow_loopback=True, approval_wait_s=8)
     other = make_settings(db_url, allow_loopback=True, approval_wait_s=0)
+    database_b = Database.from_url(db_url)
+    assert database_b.engine is not database.engine
     app_a: FastAPI = create_app(waiting, database=database)
-    app_b: FastAPI = create_app(other, database=database)
+    app_b: FastAPI = create_app(other, database=database_b)
+    try:
+        await _wait_across_replicas(app_a, app_b, database, handmade_peer)
+    finally:
+        await database_b.engine.dispose()
+
+
+async def _wait_across_replicas(
+    app_a: FastAPI, app_b: FastAPI, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
     async with app_a.router.lifespan_context(app_a), app_b.router.lifespan_context(app_b):
         a = httpx2.AsyncClient(
             transport=httpx2.ASGITransport(app=app_a), base_url="http://hub.test"

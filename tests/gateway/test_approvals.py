@@ -12,14 +12,17 @@ import asyncio
 import base64
 import os
 import re
+import uuid
 
 import httpx2
 import pytest
 from pydantic import SecretStr
+from sqlalchemy import update
 
 from hub.app import create_app
 from hub.core.db import Database
 from hub.core.settings import Settings
+from hub.models import Principal
 from tests.conftest import ClockControl, make_settings
 from tests.gateway.approvals_support import (
     DROP,
@@ -29,8 +32,9 @@ from tests.gateway.approvals_support import (
     deployed_with,
     pending_id,
 )
-from tests.gateway.support import rpc
+from tests.gateway.support import Deployed, rpc
 from tests.peers.fixtures import HandmadePeerStarter
+from tests.support.databases import owner_session
 from tests.support.factories import make_principal
 from tests.support.queries import count_queries
 from tests.support.stories import audit_events
@@ -178,20 +182,92 @@ async def test_a_new_catalog_version_invalidates_an_old_approval(
     assert peer.rpc_requests("tools/call") == []
 
 
-async def test_only_people_decide_and_never_the_asking_agent(
-    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+async def _grant_approvals(
+    client: httpx2.AsyncClient, deployed: Deployed, principal_id: uuid.UUID
 ) -> None:
-    deployed, _peer = await deployed_with(client, database, handmade_peer)
-    approval = pending_id(await call(client, deployed, "echo", "mine"))
-    t = deployed.setup.tenant_id
-    service = await make_principal(database, t, role="tenant_admin", kind="service", name="svc")
-    for headers in (deployed.headers, service.headers):
-        r = await decide(client, deployed, approval, "approve", headers)
-        assert r.status_code == 403, r.text
+    """``approval:*`` : ``*`` (read and decide) for the principal, given by the tenant admin."""
+    granted = await client.post(
+        deployed.setup.url("grants"),
+        json={
+            "principal_id": str(principal_id),
+            "resource": "approval:*",
+            "action": "*",
+            "effect": "allow",
+        },
+        headers=deployed.setup.admin.headers,
+    )
+    assert granted.status_code == 201, granted.text
+
+
+async def _status(client: httpx2.AsyncClient, deployed: Deployed, approval: str) -> str:
     got = await client.get(
         deployed.setup.url("approvals", approval), headers=deployed.setup.admin.headers
     )
-    assert got.json()["data"]["status"] == "pending"
+    assert got.status_code == 200, got.text
+    return str(got.json()["data"]["status"])
+
+
+async def test_only_people_decide_and_never_the_asking_agent(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """The agent holds every grant a decision needs — ``approval:*`` : ``*`` besides its
+    ``tool:up.*`` : ``call`` — and so does a tenant_admin service: neither decides (DESIGN §15,
+    "only ``user`` principals … whatever their grants"). The refusal is the kind rule's, not the
+    authorisation's: the agent's grants let it read the approval."""
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "mine"))
+    t = deployed.setup.tenant_id
+    await _grant_approvals(client, deployed, deployed.agent.principal_id)
+    read = await client.get(deployed.setup.url("approvals", approval), headers=deployed.headers)
+    assert read.status_code == 200, read.text  # the grant is in force
+    service = await make_principal(database, t, role="tenant_admin", kind="service", name="svc")
+    for headers in (deployed.headers, service.headers):
+        for decision in ("approve", "deny"):
+            r = await decide(client, deployed, approval, decision, headers)
+            assert r.status_code == 403, r.text
+            assert r.json()["error"]["message"] == "only people decide approvals", r.text
+    assert await _status(client, deployed, approval) == "pending"
+
+
+async def test_the_asking_principal_never_decides_its_own_approval_whatever_its_grants(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """The second rule, on its own: the principal an approval was asked for may not decide it
+    even as a ``user`` holding every grant a decision needs (DESIGN §10.3). The API makes only
+    agents deployable, so the test turns the asking agent into a user in the database (what an
+    operator with SQL could do); a person with the same grants then decides it."""
+    deployed, _peer = await deployed_with(client, database, handmade_peer)
+    approval = pending_id(await call(client, deployed, "echo", "mine"))
+    agent_id = deployed.agent.principal_id
+    await _grant_approvals(client, deployed, agent_id)  # tool:up.* : call it holds already
+    async with owner_session(database) as session:
+        changed = await session.execute(
+            update(Principal).where(Principal.id == agent_id).values(kind="user")
+        )
+        assert changed.rowcount == 1  # type: ignore[attr-defined]
+    for decision in ("approve", "deny"):
+        r = await decide(client, deployed, approval, decision, deployed.headers)
+        assert r.status_code == 403, r.text
+        assert r.json()["error"]["message"] == (
+            "the agent that asked may not decide its own approval"
+        ), r.text
+    assert await _status(client, deployed, approval) == "pending"
+    person = await make_principal(database, deployed.setup.tenant_id, role=None, name="person")
+    await _grant_approvals(client, deployed, person.principal_id)
+    granted = await client.post(
+        deployed.setup.url("grants"),
+        json={
+            "principal_id": str(person.principal_id),
+            "resource": "tool:up.*",
+            "action": "call",
+            "effect": "allow",
+        },
+        headers=deployed.setup.admin.headers,
+    )
+    assert granted.status_code == 201, granted.text
+    approved = await decide(client, deployed, approval, "approve", person.headers)
+    assert approved.status_code == 200, approved.text
+    assert await _status(client, deployed, approval) == "approved"
 
 
 async def test_approving_needs_the_tools_call(

@@ -12,11 +12,14 @@ per requirement set::
 
     node tests/peers/node/node_modules/@modelcontextprotocol/conformance/dist/index.js server \\
         --url http://127.0.0.1:<proxy>/mcp --requirements <2026-07-28|2025-11-25> \\
-        --expected-failures tests/gateway/conformance-expected-failures-<set>.yaml -o <tmp>
+        --expected-failures <tmp>/expected-failures.yaml -o <tmp>/results
 
-The runner exits non-zero on a failure the file does not list and on a listed entry that now
-passes (stale baseline); either fails the test, which prints every failing check. Each entry of
-the two files says why the hub cannot pass it.
+where ``<tmp>/expected-failures.yaml`` is the runner's baseline (``server:`` and the ids alone)
+written from ``tests/gateway/conformance-expected-failures-<set>.yaml``, whose every entry is an
+``id`` with the ``reason`` the hub cannot pass it (:func:`expected_failure_entries`; checked
+without Node by ``test_conformance_expectations.py``). The runner exits non-zero on a failure the
+file does not list and on a listed entry that now passes (stale baseline); either fails the
+test, which prints every failing check.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import yaml
 
 from tests.conftest import TEST_KEY, TEST_PEPPER
 from tests.gateway.conformance_proxy import KeyAddingProxy, bind_loopback, serve_proxy
@@ -54,7 +58,42 @@ RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 
 
 def expected_failures(requirements: str) -> Path:
+    """The requirement set's expected failures, each entry with its reason."""
     return HERE / f"conformance-expected-failures-{requirements}.yaml"
+
+
+@dataclass(frozen=True)
+class ExpectedFailure:
+    """A whole scenario or ``scenario:check-id`` the hub is expected to fail, and why."""
+
+    id: str
+    reason: str
+
+
+def expected_failure_entries(requirements: str) -> list[ExpectedFailure]:
+    """The entries of :func:`expected_failures`, in order; a malformed file fails the test."""
+    path = expected_failures(requirements)
+    loaded = yaml.safe_load(path.read_text())
+    assert isinstance(loaded, dict), f"{path.name}: a mapping with 'server'"
+    assert set(loaded) == {"server"}, f"{path.name}: only 'server' ({sorted(loaded)})"
+    entries = loaded["server"]
+    assert isinstance(entries, list), f"{path.name}: 'server' is a list"
+    found = []
+    for entry in entries:
+        assert isinstance(entry, dict), f"{path.name}: {entry!r} is not {{id, reason}}"
+        assert set(entry) == {"id", "reason"}, f"{path.name}: {entry!r} is not {{id, reason}}"
+        assert isinstance(entry["id"], str), f"{path.name}: {entry!r}: id is not a string"
+        assert isinstance(entry["reason"], str), f"{path.name}: {entry!r}: no reason"
+        found.append(ExpectedFailure(entry["id"], entry["reason"]))
+    return found
+
+
+def runner_baseline(requirements: str, directory: Path) -> Path:
+    """The runner's ``--expected-failures`` file (``server:`` with the ids alone)."""
+    path = directory / "expected-failures.yaml"
+    ids = [entry.id for entry in expected_failure_entries(requirements)]
+    path.write_text(yaml.safe_dump({"server": ids}, sort_keys=False))
+    return path
 
 
 # ---------------------------------------------------------------------------- the hub process
@@ -290,8 +329,10 @@ class RunnerResult:
 
 
 async def run_server_suite(
-    tools: NodeTools, url: str, requirements: str, out_dir: Path
+    tools: NodeTools, url: str, requirements: str, workdir: Path
 ) -> RunnerResult:
+    out_dir = workdir / "results"
+    out_dir.mkdir()
     command = [
         str(tools.node),
         str(tools.package_entry(CONFORMANCE_PACKAGE)),
@@ -301,7 +342,7 @@ async def run_server_suite(
         "--requirements",
         requirements,
         "--expected-failures",
-        str(expected_failures(requirements)),
+        str(runner_baseline(requirements, workdir)),
         "-o",
         str(out_dir),
     ]

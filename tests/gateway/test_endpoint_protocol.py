@@ -8,6 +8,7 @@ Origins checked; batches only from 2025-03-26 (no header), at most 20 items.
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -23,6 +24,7 @@ from tests.gateway.support import META, Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade_wire import Reply
 from tests.support.factories import make_principal
+from tests.support.queries import count_queries
 
 ECHO = {
     "name": "echo",
@@ -144,6 +146,33 @@ async def test_a_browser_origin_not_allowed_is_403(
     assert r.status_code == 403
 
 
+CONSOLE = "http://console.example"
+
+
+@pytest.mark.parametrize("settings", [{"allowed_origins": [CONSOLE]}], indirect=True)
+async def test_an_allowed_origin_is_served_and_any_other_is_403(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    """``HUB_ALLOWED_ORIGINS`` names the browser origins served: exactly those (no prefix, no
+    other scheme or port), and a request with no ``Origin`` (not a browser) as before."""
+    for origin in (CONSOLE, None):
+        headers = {} if origin is None else {"origin": origin}
+        served = await _post(client, deployed, _message("tools/list"), **headers)
+        assert served.status_code == 200, (origin, served.text)
+        tools = {t["name"] for t in served.json()["result"]["tools"]}
+        assert tools == {"up__echo", "up__region"}, origin
+    for origin in (
+        "http://evil.example",
+        "https://console.example",
+        "http://console.example:8080",
+        "http://console.example.evil.example",
+        "null",
+    ):
+        refused = await _post(client, deployed, _message("tools/list"), origin=origin)
+        assert refused.status_code == 403, (origin, refused.text)
+        assert refused.json()["error"]["code"] == 40300, origin
+
+
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 async def test_stateless_get_and_delete_are_405(
     client: httpx2.AsyncClient, deployed: Deployed, method: str
@@ -215,6 +244,62 @@ async def test_a_2025_03_26_batch_is_answered_item_by_item(
     answers = {a["id"]: a for a in r.json()}
     assert set(answers) == {1, 2}
     assert {t["name"] for t in answers[2]["result"]["tools"]} == {"up__echo", "up__region"}
+
+
+def _full_batch() -> list[dict[str, Any]]:
+    """``MAX_BATCH`` (20) items: a notification and nineteen requests of every kind served."""
+    batch = [_message("notifications/initialized", request_id=None)]
+    for n in range(1, 20):
+        if n % 3 == 0:
+            batch.append(_message("ping", request_id=n))
+        elif n % 3 == 1:
+            batch.append(_message("tools/list", request_id=n))
+        else:
+            call = {"name": "up__echo", "arguments": {"text": f"item {n}"}}
+            batch.append(_message("tools/call", call, request_id=n))
+    assert len(batch) == 20
+    return batch
+
+
+def _key_reads(queries: list[str]) -> list[str]:
+    """The statements that read the caller's API key: on SQLite the key's row, on PostgreSQL the
+    definer that returns it (``hub_auth_key``, or ``hub_gateway_read`` which starts with it)."""
+    return [
+        q
+        for q in queries
+        if re.search(r"\bapi_keys\b|hub_auth_key|hub_gateway_read", q)
+        and not q.lstrip().upper().startswith("UPDATE")
+    ]
+
+
+async def test_a_batch_of_twenty_is_answered_item_by_item_after_one_authentication(
+    client: httpx2.AsyncClient, database: Database, deployed: Deployed
+) -> None:
+    """The largest batch §15 accepts is answered whole, each request by its own answer; and the
+    key is read once for the HTTP request, as for a batch of one, not once per item."""
+    await _post(client, deployed, [_message("ping")])  # warm: the caller's policy, the view
+    with count_queries(database) as single:
+        one = await _post(client, deployed, [_message("ping", request_id=7)])
+    assert one.status_code == 200, one.text
+    assert one.json() == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
+    batch = _full_batch()
+    with count_queries(database) as full:
+        r = await _post(client, deployed, batch)
+    assert r.status_code == 200, r.text
+    answers = {a["id"]: a for a in r.json()}
+    assert set(answers) == set(range(1, 20))  # nineteen requests; the notification unanswered
+    for n, answer in answers.items():
+        assert "error" not in answer, answer
+        result = answer["result"]
+        if n % 3 == 0:
+            assert result == {}
+        elif n % 3 == 1:
+            assert {t["name"] for t in result["tools"]} == {"up__echo", "up__region"}
+        else:
+            assert result.get("isError") is not True, answer
+            assert result["structuredContent"] == {"text": f"item {n}"}
+    assert len(_key_reads(single)) == 1, single
+    assert len(_key_reads(full)) == 1, _key_reads(full)
 
 
 @pytest.mark.parametrize(
