@@ -33,7 +33,7 @@ def bootstrap(
         typer.echo("hub: HUB_API_KEY_PEPPER is missing", err=True)
         raise typer.Exit(2)
     pepper = settings.api_key_pepper.get_secret_value().encode()
-    require_database(settings.database_url)
+    require_database(settings.database_url, schema=True)
 
     async def run() -> str | None:
         db = Database.from_url(settings.database_url)

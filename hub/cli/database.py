@@ -14,7 +14,13 @@ import socket
 
 import typer
 
-__all__ = ["CONNECT_TIMEOUT_S", "describe_failure", "require_database", "safe_url"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "NO_SCHEMA",
+    "describe_failure",
+    "require_database",
+    "safe_url",
+]
 
 CONNECT_TIMEOUT_S = 10.0
 _MAX_DETAIL = 240
@@ -60,23 +66,42 @@ def describe_failure(exc: BaseException) -> str:
     return _first_line(str(exc))
 
 
-async def _ping(url: str) -> None:
+#: what ``hub bootstrap`` says of a database with no hub schema in it
+NO_SCHEMA = "holds no hub schema yet: run `hub db upgrade` first (with the same HUB_DATABASE_URL)"
+
+
+async def _ping(url: str, *, schema: bool) -> bool:
+    """Connect (raising on failure); with ``schema``, also whether the hub's migrations ran."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
     from hub.core.db import Database
 
     db = Database.from_url(url, pool_size=1)
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT_S):
             await db.ping()
+            if not schema:
+                return True
+            try:
+                async with db.engine.connect() as conn:
+                    found = await conn.execute(text("SELECT version_num FROM alembic_version"))
+                    return found.first() is not None
+            except DBAPIError:  # no such table: the migrations never ran here
+                return False
     finally:
         await db.dispose()
 
 
-def require_database(url: str) -> None:
-    """Connect to ``url`` once; on failure print one line and exit."""
+def require_database(url: str, *, schema: bool = False) -> None:
+    """Connect to ``url`` once; on failure print one line and exit. With ``schema`` (``hub
+    bootstrap``), a database the migrations never ran on is such a failure too, instead of a
+    traceback. ``hub serve`` does not ask: a replica may start before its migration job ends,
+    and answers ``/readyz`` 503 until then."""
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError  # not needed by other commands
 
     try:
-        asyncio.run(_ping(url))
+        migrated = asyncio.run(_ping(url, schema=schema))
     except ArgumentError as exc:  # includes an unknown dialect or driver
         typer.echo(f"hub: HUB_DATABASE_URL cannot be used: {_first_line(str(exc))}", err=True)
         raise typer.Exit(2) from None
@@ -85,3 +110,6 @@ def require_database(url: str) -> None:
             f"hub: cannot use the database {safe_url(url)}: {describe_failure(exc)}", err=True
         )
         raise typer.Exit(1) from None
+    if not migrated:
+        typer.echo(f"hub: the database {safe_url(url)} {NO_SCHEMA}", err=True)
+        raise typer.Exit(1)

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from tests.deploy.serving import free_port, hub_env
-from tests.support.databases import postgres_required, postgres_url
+from tests.support.databases import postgres_required, postgres_url, scratch_url
 
 
 def _run(tmp_path: Path, database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -74,3 +74,29 @@ def test_a_url_the_hub_cannot_use_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("hub: HUB_DATABASE_URL cannot be used:")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_bootstrap_on_a_database_without_the_schema_is_one_line(
+    tmp_path: Path, backend: str
+) -> None:
+    """A database the migrations never ran on: ``hub bootstrap`` ended in a 600-line traceback;
+    it now says what to run. (``hub serve`` still starts there, with ``/readyz`` 503, so a
+    replica may start before its migration job ends.)"""
+    url = scratch_url(backend, tmp_path, "unmigrated")
+    done = _run(tmp_path, url, "bootstrap", "--force")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("hub: the database ")
+    assert "run `hub db upgrade` first" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.stdout == ""  # no key was made
+
+
+def test_a_migrated_database_passes_the_check(tmp_path: Path) -> None:
+    """The check reads the schema's revision: after ``hub db upgrade`` bootstrap goes on."""
+    url = scratch_url("sqlite", tmp_path, "migrated")
+    assert _run(tmp_path, url, "db", "upgrade").returncode == 0
+    done = _run(tmp_path, url, "bootstrap")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("hub_")
