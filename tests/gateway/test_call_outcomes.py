@@ -10,7 +10,10 @@ of its text; one broken server leaves the others working; a peer that echoes the
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import json
+import logging
 import time
 import uuid
 from typing import Any
@@ -19,12 +22,13 @@ import httpx2
 import pytest
 
 from hub.core.db import Database
+from hub.core.logging import _QUIET_LOGGERS as QUIET_LOGGERS
 from tests.gateway.costly import RECURSIVE_ONE_OF, nested
 from tests.gateway.support import Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade import HandmadePeer
 from tests.peers.handmade_wire import RecordedRequest, Reply, rpc_result
-from tests.support.leaks import debug_everything
+from tests.support.leaks import debug_everything, exposed_text
 
 CANARY = f"CANARY-{uuid.uuid4()}"
 DEADLINE_S = 3.0  # HUB_TOOL_CALL_TIMEOUT_S in tests/gateway/conftest.py
@@ -257,17 +261,105 @@ def _upstream_error(text: str) -> Any:
     )
 
 
-HOSTILE = {
-    "html": Reply(200, "<html>oops</html>", headers={"content-type": "text/html"}),
-    "5xx": Reply(502, "bad gateway: upstream secret text"),
-    "oversize": Reply(200, b"x" * (5 * 1024 * 1024), headers={"content-type": "application/json"}),
-    "drip": Reply(
-        200, headers={"content-type": "application/json"}, chunks=[b" "] * 100, chunk_delay=0.5
+def _leak(kind: str, req: RecordedRequest) -> str:
+    """The unique marker a hostile body carries, with the bearer the hub sent (the canary)."""
+    return f"LEAK-{kind} saw {req.headers.get('authorization', '')}"
+
+
+def _rpc_error_bytes(req: RecordedRequest, message: str) -> bytes:
+    error = {"jsonrpc": "2.0", "id": req.rpc_id, "error": {"code": -32000, "message": message}}
+    return json.dumps(error).encode()
+
+
+def _html(req: RecordedRequest) -> Reply:
+    return Reply(200, f"<html>{_leak('html', req)}</html>", headers={"content-type": "text/html"})
+
+
+def _5xx(req: RecordedRequest) -> Reply:
+    return Reply(502, f"bad gateway: {_leak('5xx', req)}")
+
+
+def _oversize(req: RecordedRequest) -> Reply:
+    """5 MiB of a well-formed result whose text starts with the marker: were the cap gone, the
+    hub would pass (a cut of) it through."""
+    text = _leak("oversize", req) + " " + "x" * (5 * 1024 * 1024)
+    body = rpc_result(req.rpc_id, {"content": [{"type": "text", "text": text}]})
+    return Reply(200, json.dumps(body).encode(), headers={"content-type": "application/json"})
+
+
+def _drip(req: RecordedRequest) -> Reply:
+    """A JSON-RPC error carrying the marker (sent at once), then the rest of it a byte every
+    0.5 s: were the deadline gone, the hub would read it whole (a ``tool_error`` passes the
+    upstream message on)."""
+    leak = _leak("drip", req)
+    whole = _rpc_error_bytes(req, leak + " " * 20)
+    cut = whole.index(leak.encode()) + len(leak)
+    chunks = [whole[:cut], *(whole[i : i + 1] for i in range(cut, len(whole)))]
+    return Reply(200, headers={"content-type": "application/json"}, chunks=chunks, chunk_delay=0.5)
+
+
+async def _hang(req: RecordedRequest) -> Reply:
+    await asyncio.sleep(60)
+    return Reply(200, _rpc_error_bytes(req, _leak("hang", req)))
+
+
+#: kind → (the hostile answer, the reason the hub gives, the hub's own text)
+HOSTILE: dict[str, tuple[Any, str, str]] = {
+    "html": (
+        _html,
+        "not_mcp",
+        "upstream_failed (not_mcp): the tool's server did not answer as an MCP server",
+    ),
+    "5xx": (
+        _5xx,
+        "protocol_error",
+        "upstream_failed (protocol_error): the tool's server broke the MCP protocol",
+    ),
+    "oversize": (
+        _oversize,
+        "response_too_large",
+        "upstream_failed (response_too_large): "
+        "the tool's server answered with more than the hub accepts",
+    ),
+    "drip": (
+        _drip,
+        "timeout",
+        "upstream_failed (timeout): the tool's server did not answer in time",
+    ),
+    "hang": (
+        _hang,
+        "timeout",
+        "upstream_failed (timeout): the tool's server did not answer in time",
     ),
 }
 
 
-@pytest.mark.parametrize("kind", [*sorted(HOSTILE), "hang"])
+def _hear_everything(caplog: pytest.LogCaptureFixture) -> None:
+    """Every record at DEBUG: :func:`debug_everything`, plus every logger the hub quiets and
+    any other logger whose own level is above DEBUG (restored by caplog at teardown)."""
+    debug_everything(caplog)
+    named = [
+        name
+        for name, logger in logging.root.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger) and logger.level > logging.DEBUG
+    ]
+    for name in {*QUIET_LOGGERS, *named}:
+        caplog.set_level(logging.DEBUG, logger=name)
+    for name in ("hub", "hub.gateway", "hub.mcp", "hub.egress", *QUIET_LOGGERS):
+        assert logging.getLogger(name).isEnabledFor(logging.DEBUG), name
+
+
+def _assert_no_canary_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """Neither in a record's message nor in anything caplog renders (tracebacks included)."""
+    assert caplog.records, "nothing was logged at DEBUG: the capture is not hearing the hub"
+    assert CANARY not in "\n".join(r.getMessage() for r in caplog.records)
+    assert CANARY not in caplog.text
+    for record in caplog.records:
+        if record.exc_info and record.exc_info[1] is not None:
+            assert CANARY not in exposed_text(record.exc_info[1])
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
 async def test_upstream_failures_are_contained(
     client: httpx2.AsyncClient,
     database: Database,
@@ -275,28 +367,26 @@ async def test_upstream_failures_are_contained(
     caplog: pytest.LogCaptureFixture,
     kind: str,
 ) -> None:
+    """Each hostile answer is ``upstream_failed`` with its own reason and exactly the hub's text,
+    within the deadline + 1.5 s; none of its body (a unique marker, the echoed bearer) reaches
+    the agent or any log."""
+    answer, reason, hub_text = HOSTILE[kind]
     deployed, peer = await _setup(client, database, handmade_peer)
-    if kind == "hang":
-
-        async def hang(req: RecordedRequest) -> Reply:
-            import asyncio
-
-            await asyncio.sleep(60)
-            return Reply(200)
-
-        peer.override("tools/call", hang)
-    else:
-        peer.override("tools/call", HOSTILE[kind])
-    debug_everything(caplog)
+    peer.override("tools/call", answer)
+    _hear_everything(caplog)
     started = time.monotonic()
-    result = _result(await _call(client, deployed, "up__echo", {"text": "hi"}))
+    response = await _call(client, deployed, "up__echo", {"text": "hi"})
     assert time.monotonic() - started < DEADLINE_S + 1.5
+    assert f"LEAK-{kind}" not in response.text
+    assert "LEAK-" not in response.text
+    assert CANARY not in response.text
+    result = _result(response)
+    assert len(_calls(peer)) == 1  # the hostile answer was really served
     assert result["isError"] is True
-    assert _class(result) == "upstream_failed"
-    text = result["content"][0]["text"]
-    assert "oops" not in text
-    assert "secret text" not in text
-    assert CANARY not in "\n".join(r.getMessage() for r in caplog.records)
+    assert result["_meta"]["io.mcphub/error"] == {"class": "upstream_failed", "reason": reason}
+    assert result["content"] == [{"type": "text", "text": hub_text}]
+    assert "structuredContent" not in result
+    _assert_no_canary_logged(caplog)
 
 
 async def test_one_broken_server_leaves_the_others_working(
@@ -363,14 +453,14 @@ async def test_a_peer_echoing_the_bearer_yields_redacted(
 ) -> None:
     deployed, peer = await _setup(client, database, handmade_peer)
     peer.override("tools/call", _echo_bearer)
-    debug_everything(caplog)
+    _hear_everything(caplog)
     response = await _call(client, deployed, "up__free", {})
     result = _result(response)
     assert CANARY not in response.text
     assert base64.b64encode(CANARY.encode()).decode() not in response.text
     assert "[redacted]" in result["content"][0]["text"]
     assert result["content"][1] == {"type": "text", "text": "[redacted]"}
-    assert CANARY not in "\n".join(r.getMessage() for r in caplog.records)
+    _assert_no_canary_logged(caplog)
 
 
 async def test_an_upstream_json_rpc_error_is_an_error_result_with_its_code(

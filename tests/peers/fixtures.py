@@ -6,10 +6,11 @@ Use them from any test package by importing them into its ``conftest.py``::
 
     __all__ = ["everything_peer", "handmade_peer", "node_tools", "sdk_peer"]
 
-- ``sdk_peer`` → ``start(mode, tools=None, page_size=None, *, sieve=False, retry_ms=None)
-  -> SdkPeer``: the official Python SDK server in a subprocess (``tests.peers.sdk_server``;
-  modes ``sse``, ``stateless``, ``json``, ``stateless-json``). ``tools=None`` serves
-  ``default_tools()``.
+- ``sdk_peer`` → ``start(mode, tools=None, page_size=None, *, sieve=False, retry_ms=None,
+  legacy_only=False) -> SdkPeer``: the official Python SDK server in a subprocess
+  (``tests.peers.sdk_server``; modes ``sse``, ``stateless``, ``json``, ``stateless-json``;
+  ``legacy_only``: it refuses the 2026-07-28 wire, so it is reached in the handshake era).
+  ``tools=None`` serves ``default_tools()``.
 - ``handmade_peer`` → ``start(**knobs) -> HandmadePeer``: the scriptable peer of
   ``tests.peers.handmade``, in the test's event loop.
 - ``everything_peer`` → ``EverythingPeer`` (``.url``): ``@modelcontextprotocol/server-everything``
@@ -235,7 +236,7 @@ async def sdk_peer(
     tmp_path_factory: pytest.TempPathFactory, sdk_peer_forks: ForkServer
 ) -> AsyncIterator[SdkPeerStarter]:
     """Factory: ``await sdk_peer(mode, tools=None, page_size=None, *, sieve=False,
-    retry_ms=None) -> SdkPeer``."""
+    retry_ms=None, legacy_only=False) -> SdkPeer``."""
     started: list[SdkPeer] = []
 
     async def start(
@@ -245,6 +246,7 @@ async def sdk_peer(
         *,
         sieve: bool = False,
         retry_ms: int | None = None,
+        legacy_only: bool = False,
     ) -> SdkPeer:
         workdir = tmp_path_factory.mktemp("sdk-peer")
         tools_file = workdir / "tools.json"
@@ -257,6 +259,8 @@ async def sdk_peer(
             argv.append("--sieve")
         if retry_ms is not None:
             argv += ["--retry-ms", str(retry_ms)]
+        if legacy_only:
+            argv.append("--legacy-only")
         child = await ChildProcess.start(argv)
         peer = SdkPeer(f"http://127.0.0.1:{child.port}/mcp", mode, tools_file, child)
         started.append(peer)
