@@ -122,6 +122,9 @@ def redact(text: str) -> str:
     return text
 
 
+_TRACEBACKS = logging.Formatter()
+
+
 def _redact_record(record: logging.LogRecord) -> None:
     try:
         message = record.getMessage()
@@ -129,6 +132,10 @@ def _redact_record(record: logging.LogRecord) -> None:
         message = str(record.msg)
     record.msg = redact(message)
     record.args = None
+    if record.exc_info and record.exc_info[0] is not None:
+        # a traceback's text (the exception's message, its causes) can hold a secret too: every
+        # formatter uses ``exc_text`` once it is set, so it is rendered and redacted here
+        record.exc_text = redact(_TRACEBACKS.formatException(record.exc_info))
 
 
 def install_log_redaction() -> None:

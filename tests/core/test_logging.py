@@ -29,6 +29,26 @@ def test_live_secret_is_redacted_for_any_handler(caplog: pytest.LogCaptureFixtur
     assert "after scope" in caplog.text
 
 
+def test_a_live_secret_in_a_logged_traceback_is_redacted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An exception's text (and its cause's) reaches a handler redacted, whatever formats it."""
+    install_log_redaction()
+    secret = "CANARY-log-traceback-5678"
+    caplog.set_level(logging.DEBUG)
+    with redacting(secret):
+        try:
+            try:
+                raise ValueError(f"the cause holds {secret}")
+            except ValueError as cause:
+                raise RuntimeError(f"while sending {secret}") from cause
+        except RuntimeError:
+            logging.getLogger("hub.x").warning("call failed", exc_info=True)
+    assert secret not in caplog.text
+    assert "RuntimeError: while sending [redacted]" in caplog.text
+    assert "ValueError: the cause holds [redacted]" in caplog.text
+
+
 def test_json_formatter_includes_request_context() -> None:
     bind_context(request_id="req-123456789")
     record = logging.LogRecord("hub.t", logging.INFO, __file__, 1, "hello %s", ("world",), None)
