@@ -45,7 +45,7 @@ peers:
 # worksteal: a worker that runs out takes queued tests from the other (tests last from
 # milliseconds to over a minute, so a fixed share left one worker idle at the end)
 test: lint peers
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS)
 
 ## format: apply ruff's formatting and safe fixes
 format: $(STAMP)

@@ -56,13 +56,14 @@ from hub.gateway.adapters.decision_ids import open_decision, seal_decision
 from hub.gateway.adapters.outcomes import claim_outcome
 from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.view import ViewLoader
-from hub.gateway.elicitation import ask_mode, elicited, round_of
+from hub.gateway.elicitation import ask_mode, elicited
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamResult
 from hub.gateway.host import tool_call_refusal
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
+from hub.mcp.elicitation import round_of
 from hub.mcp.server.dispatcher import arguments_problem
 from hub.mcp.server.messages import PARSE_ERROR
 from hub.ratelimit import RateLimiter

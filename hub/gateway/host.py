@@ -22,11 +22,12 @@ from typing import Any
 
 from hub import __version__
 from hub.gateway.adapters.request_state import RequestStates
-from hub.gateway.elicitation import ask_mode, elicited, url_round
+from hub.gateway.elicitation import ask_mode, elicited
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.errors import RATE_LIMITED
 from hub.gateway.engine.model import DeploymentView
 from hub.gateway.engine.ports import ApprovalPort, AuditPort, DecidePort, UpstreamPort
+from hub.mcp.elicitation import url_round
 from hub.mcp.headers import decode_header_value, param_headers
 from hub.mcp.server.answers import CallContext, InputRequired, RpcError
 from hub.mcp.wire import HEADER_MISMATCH

@@ -2,7 +2,7 @@
 
 The hub answers a pending ``ask`` call with ``input_required`` (a URL elicitation to the
 approval's page and a sealed ``requestState``) when the call is in the 2026-07-28 era and its
-``_meta`` declares URL-mode elicitation (:mod:`hub.gateway.elicitation`). Relay mode sends every
+``_meta`` declares URL-mode elicitation (``hub.gateway.elicitation``). Relay mode sends every
 call in that era, so the sidecar decides what it declares:
 
 - A 2026-07-28 client that declares ``elicitation.url`` on its own request: the sidecar declares
@@ -38,9 +38,9 @@ import anyio
 from mcp_types import ElicitResult
 
 from hub.core import clock
-from hub.gateway.elicitation import APPROVAL_INPUT, url_round
 from hub.gateway.engine.errors import error_result
 from hub.gateway.engine.shaping import APPROVAL_META
+from hub.mcp.elicitation import APPROVAL_INPUT, url_round
 
 __all__ = [
     "INPUT_REQUIRED",
