@@ -23,12 +23,15 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from hub.auth.deps import caller_of
 from hub.core.components import components_of
-from hub.core.deps import SessionRoute
+from hub.core.deps import SessionRoute, answer_with
 from hub.core.errors import RateLimited
 from hub.core.openapi import RATE_LIMITED
 from hub.ratelimit import LimitKind, RateLimiter
 
 __all__ = ["enforce", "rest_rate_limit", "rest_router"]
+
+
+_FIELDS = ("ratelimit-policy", "ratelimit")  # as Starlette's headers name them
 
 
 def _merge(response: Response, headers: dict[str, str]) -> None:
@@ -50,6 +53,8 @@ async def enforce(request: Request, response: Response, kind: LimitKind, key: st
     if not decision.allowed:
         raise RateLimited(decision.kind, decision.retry_after_s, dict(decision.headers))
     _merge(response, dict(decision.headers))
+    # and on an answer the endpoint builds itself (a 204, a bundle, an export)
+    answer_with(request, {k: v for k, v in response.headers.items() if k in _FIELDS})
 
 
 async def rest_rate_limit(request: Request, response: Response) -> None:

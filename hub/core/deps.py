@@ -22,7 +22,7 @@ a write session takes the database's write lock, which such a request has no use
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
@@ -40,6 +40,8 @@ __all__ = [
     "SessionDep",
     "SessionRoute",
     "SettingsDep",
+    "answer_with",
+    "carry_headers",
     "get_database",
     "get_settings_dep",
     "reads_only",
@@ -97,6 +99,26 @@ async def request_session(request: Request, *, writes: bool) -> AsyncIterator[As
         raise
 
 
+_ANSWER_HEADERS = "hub.answer_headers"  # a key of the request's ASGI scope
+
+
+def answer_with(request: Request, headers: Mapping[str, str]) -> None:
+    """Headers every answer to ``request`` carries, set by a dependency (the rate-limit fields)."""
+    request.scope[_ANSWER_HEADERS] = headers
+
+
+def carry_headers(request: Request, response: Response) -> Response:
+    """``response`` with the headers :func:`answer_with` gave the request. FastAPI merges a
+    dependency's ``Response`` into the answer it builds from a returned value, but not into a
+    ``Response`` the endpoint built itself (a 204, a bundle, an export): those lost them."""
+    headers: Mapping[str, str] | None = request.scope.get(_ANSWER_HEADERS)
+    if headers:
+        for name, value in headers.items():
+            if name not in response.headers:
+                response.headers[name] = value
+    return response
+
+
 class SessionRoute(ShapedRoute):
     """A route whose requests run in :func:`request_session`: the session is open while
     FastAPI solves the dependencies and runs the endpoint, and ended once the response is
@@ -112,7 +134,7 @@ class SessionRoute(ShapedRoute):
 
             async def app(request: Request) -> Response:
                 async with request_session(request, writes=_writes(request.method, endpoint)):
-                    return await handler(request)
+                    return carry_headers(request, await handler(request))
 
             return app
         whole, self.dependant = self.dependant, ahead.dependant
@@ -125,9 +147,9 @@ class SessionRoute(ShapedRoute):
         async def solved_ahead(request: Request) -> Response:
             async with request_session(request, writes=_writes(request.method, endpoint)):
                 if provider is not None and provider.dependency_overrides:
-                    return await handler(request)
+                    return carry_headers(request, await handler(request))
                 await ahead.solve(request)
-                return await rest(request)
+                return carry_headers(request, await rest(request))
 
         return solved_ahead
 

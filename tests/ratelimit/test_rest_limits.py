@@ -94,3 +94,34 @@ async def test_a_caller_refused_by_its_grants_spends_no_tenant_budget(
     for _ in range(3):
         assert await _discover(client, team, nobody.headers) == 403
     assert await _discover(client, team, team.admin.headers) != 429
+
+
+async def test_an_answer_the_route_builds_itself_carries_the_fields_too(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    """A 204, and a streamed export, are ``Response`` objects of the route's own: FastAPI does
+    not merge a dependency's headers into them, so the fields were missing there."""
+    team = await make_tenant_admin(database)
+    agent = await make_principal(database, team.tenant_id, name="bot", kind="agent", role="agent")
+    made = await client.post(
+        team.url("grants"),
+        json={
+            "principal_id": str(agent.principal_id),
+            "resource": "tool:x.y",
+            "action": "call",
+            "effect": "allow",
+        },
+        headers=team.admin.headers,
+    )
+    assert made.status_code == 201, made.text
+    assert made.headers["ratelimit"].startswith('"rest";r=4;')
+    deleted = await client.delete(
+        team.url("grants", made.json()["data"]["id"]), headers=team.admin.headers
+    )
+    assert deleted.status_code == 204
+    assert deleted.headers["ratelimit-policy"] == '"rest";q=5;w=60'
+    assert deleted.headers["ratelimit"].startswith('"rest";r=3;')
+    exported = await client.get(team.url("audit", "export"), headers=team.admin.headers)
+    assert exported.status_code == 200, exported.text
+    assert exported.headers["ratelimit-policy"] == '"rest";q=5;w=60'
+    assert exported.headers["ratelimit"].startswith('"rest";r=2;')
