@@ -13,6 +13,7 @@ from hub.core.tenancy import TenantId, scoped
 from hub.models import ApiKey, Deployment, Grant, Principal
 
 __all__ = [
+    "active_admin_ids",
     "deployments_of_agent",
     "get_key",
     "get_platform_admin_key",
@@ -29,6 +30,18 @@ async def get_principal(
 ) -> Principal | None:
     query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
     return (await session.execute(query)).scalar_one_or_none()
+
+
+async def active_admin_ids(session: AsyncSession, tenant_id: TenantId) -> Sequence[uuid.UUID]:
+    """The tenant's active tenant_admins, their rows locked until the transaction ends
+    (PostgreSQL; SQLite's writes are serialised already), so two removals of admins cannot
+    both see the other still there."""
+    query = (
+        scoped(Principal, tenant_id)
+        .where(Principal.role == "tenant_admin", Principal.disabled_at.is_(None))
+        .with_for_update()
+    )
+    return list((await session.execute(query.with_only_columns(Principal.id))).scalars())
 
 
 async def list_principals(

@@ -10,7 +10,7 @@ from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import Caller, TenantAccess
 from hub.core import clock
-from hub.core.errors import BadRequest, NotFound, Unauthorized
+from hub.core.errors import BadRequest, Conflict, NotFound, Unauthorized
 from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.grants import service as grants_service
@@ -127,9 +127,19 @@ async def update_principal(
 async def delete_principal(
     session: AsyncSession, access: TenantAccess, principal_id: uuid.UUID
 ) -> None:
-    """Soft delete: the principal stays readable with status ``disabled``; its keys stop working."""
+    """Soft delete: the principal stays readable with status ``disabled``; its keys stop working.
+    The tenant's last active tenant_admin is kept (409 ``last_admin``): without one, only the
+    platform admin could manage the tenant again."""
     principal = await get_principal(session, access, principal_id)
     await grants_service.ensure_may_manage(session, access, principal)
+    if principal.disabled_at is None and principal.role == "tenant_admin":
+        admins = await repository.active_admin_ids(session, access.tenant_id)
+        if [a for a in admins if a != principal.id] == []:
+            raise Conflict(
+                "a tenant keeps at least one active tenant_admin: make another first "
+                "(to end the tenant itself, delete the tenant)",
+                reason="last_admin",
+            )
     if principal.disabled_at is None:
         principal.disabled_at = clock.now()
         await session.flush()
