@@ -196,7 +196,9 @@ async def test_tenant_admin_deletes_any_grant_of_its_tenant(
 async def test_disabled_tenant_admin_is_no_longer_protected(
     client: httpx2.AsyncClient, database: Database, tenant: Tenant
 ) -> None:
-    """Who counts as a tenant_admin: created with that role and not disabled (DESIGN §8)."""
+    """Who counts as a tenant_admin: created with that role and not disabled (DESIGN §8). A
+    second admin first: the tenant's last active admin is never deleted."""
+    await make_principal(database, tenant.id, role="tenant_admin", name="admin2")
     r = await client.delete(
         tenant.url("principals", tenant.admin.principal_id), headers=tenant.admin.headers
     )
