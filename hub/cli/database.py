@@ -72,36 +72,28 @@ NO_SCHEMA = "holds no hub schema yet: run `hub db upgrade` first (with the same 
 
 async def _ping(url: str, *, schema: bool) -> bool:
     """Connect (raising on failure); with ``schema``, also whether the hub's migrations ran."""
-    from sqlalchemy import text
-    from sqlalchemy.exc import DBAPIError
-
     from hub.core.db import Database
+    from hub.health.service import schema_migrated
 
     db = Database.from_url(url, pool_size=1)
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT_S):
             await db.ping()
-            if not schema:
-                return True
-            try:
-                async with db.engine.connect() as conn:
-                    found = await conn.execute(text("SELECT version_num FROM alembic_version"))
-                    return found.first() is not None
-            except DBAPIError:  # no such table: the migrations never ran here
-                return False
+            return await schema_migrated(db) if schema else True
     finally:
         await db.dispose()
 
 
-def require_database(url: str, *, schema: bool = False) -> None:
+def require_database(url: str, *, schema: bool = False) -> bool:
     """Connect to ``url`` once; on failure print one line and exit. With ``schema`` (``hub
     bootstrap``), a database the migrations never ran on is such a failure too, instead of a
-    traceback. ``hub serve`` does not ask: a replica may start before its migration job ends,
-    and answers ``/readyz`` 503 until then."""
+    traceback. Without it, whether the migrations ran is returned: ``hub serve`` starts on such a
+    database, since a replica may start before its migration job ends, and answers ``/readyz``
+    503 until then, but says so first."""
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError  # not needed by other commands
 
     try:
-        migrated = asyncio.run(_ping(url, schema=schema))
+        migrated = asyncio.run(_ping(url, schema=True))
     except ArgumentError as exc:  # includes an unknown dialect or driver
         typer.echo(f"hub: HUB_DATABASE_URL cannot be used: {_first_line(str(exc))}", err=True)
         raise typer.Exit(2) from None
@@ -110,6 +102,7 @@ def require_database(url: str, *, schema: bool = False) -> None:
             f"hub: cannot use the database {safe_url(url)}: {describe_failure(exc)}", err=True
         )
         raise typer.Exit(1) from None
-    if not migrated:
+    if not migrated and schema:
         typer.echo(f"hub: the database {safe_url(url)} {NO_SCHEMA}", err=True)
         raise typer.Exit(1)
+    return migrated

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hub.cli.database import require_database
+from hub.cli.database import require_database, safe_url
 from hub.cli.runtime import runtime_settings
 from hub.core.connection_bound import limit_connections
 from hub.core.http_protocol import HubHttpToolsProtocol, limit_pending_requests
@@ -161,7 +161,13 @@ def serve(
 ) -> None:
     """Serve the REST API and the gateway endpoint."""
     settings = runtime_settings()  # fail fast, and generate development secrets only once
-    require_database(settings.database_url)  # refuse to start on a database it cannot use
+    # refuse to start on a database it cannot use; start on an unmigrated one, but say so
+    if not require_database(settings.database_url):
+        typer.echo(
+            f"hub: warning: the database {safe_url(settings.database_url)} holds no hub schema"
+            " yet: /readyz answers 503 and requests fail until `hub db upgrade` runs",
+            err=True,
+        )
     host = host or settings.host
     port = settings.port if port is None else port
     options = uvicorn_options(settings)

@@ -7,9 +7,12 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
 from hub.core.db import Database
 
-__all__ = ["Readiness", "ReadinessCheck", "check_readiness"]
+__all__ = ["NO_SCHEMA", "Readiness", "ReadinessCheck", "check_readiness", "schema_migrated"]
 
 log = logging.getLogger("hub.health")
 
@@ -17,6 +20,9 @@ log = logging.getLogger("hub.health")
 ReadinessCheck = Callable[[Database], Awaitable[str | None]]
 
 PING_TIMEOUT_S = 5.0
+
+#: ``/readyz``'s answer on a database the migrations never ran on
+NO_SCHEMA = "database holds no hub schema yet (run `hub db upgrade`)"
 
 
 @dataclass(frozen=True)
@@ -33,8 +39,30 @@ async def check_readiness(db: Database, checks: Sequence[ReadinessCheck]) -> str
     except Exception as exc:
         log.warning("readiness: database unreachable (%s)", type(exc).__name__)
         return "database unreachable"
-    for check in checks:
-        problem = await check(db)
-        if problem is not None:
-            return problem
+    try:
+        for check in checks:
+            problem = await check(db)
+            if problem is not None:
+                return problem
+    except DBAPIError as exc:
+        # On PostgreSQL a missing table is a plain DBAPIError, which no handler maps to a 503:
+        # an unmigrated database answered a 500 here. Say which of the two it is.
+        if not await schema_migrated(db):
+            log.warning("readiness: the database holds no hub schema yet")
+            return NO_SCHEMA
+        log.warning("readiness: database unavailable (%s)", type(exc).__name__)
+        return "database unavailable"
     return None
+
+
+async def schema_migrated(db: Database) -> bool:
+    """Whether the hub's migrations ran on ``db`` (its Alembic revision is recorded); raises
+    only when the database cannot be reached."""
+    try:
+        async with db.engine.connect() as conn:
+            found = await conn.execute(text("SELECT version_num FROM alembic_version"))
+            return found.first() is not None
+    except DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise
+        return False

@@ -13,10 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 import pytest
 from sqlalchemy.engine import make_url
 
-from tests.deploy.serving import free_port, hub_env
+from tests.deploy.serving import free_port, hub_env, running_hub
 from tests.support.databases import postgres_required, postgres_url, scratch_url
 
 
@@ -91,6 +92,33 @@ def test_bootstrap_on_a_database_without_the_schema_is_one_line(
     assert "run `hub db upgrade` first" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert done.stdout == ""  # no key was made
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_serve_on_a_database_without_the_schema_starts_and_says_so(
+    tmp_path: Path, backend: str
+) -> None:
+    """``hub serve`` starts there (a replica may start before its migration job ends), answers
+    ``/readyz`` 503, and says on its first line what is missing — it used to say nothing until a
+    request logged "database unavailable"."""
+    url = scratch_url(backend, tmp_path, "unmigrated")
+    with running_hub(tmp_path, HUB_DATABASE_URL=url) as hub:
+        ready = httpx2.get(f"{hub.base_url}/readyz", timeout=10)
+    # it was a 500 on PostgreSQL: a missing table is a DBAPIError no handler took
+    assert ready.status_code == 503, ready.text
+    assert "run `hub db upgrade`" in ready.json()["error"]["message"]
+    [warning] = hub.other_lines
+    assert warning.startswith("hub: warning: the database "), warning
+    assert "holds no hub schema yet" in warning
+    assert "`hub db upgrade`" in warning
+
+
+def test_serve_on_a_migrated_database_warns_of_nothing(tmp_path: Path) -> None:
+    url = scratch_url("sqlite", tmp_path, "migrated")
+    assert _run(tmp_path, url, "db", "upgrade").returncode == 0
+    with running_hub(tmp_path, HUB_DATABASE_URL=url) as hub:
+        assert httpx2.get(f"{hub.base_url}/readyz", timeout=10).status_code == 200
+    assert hub.other_lines == []
 
 
 def test_a_migrated_database_passes_the_check(tmp_path: Path) -> None:

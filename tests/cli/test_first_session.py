@@ -89,17 +89,13 @@ async def _owner_makes_the_team(s: Session) -> None:
 async def _credential_server_and_snapshots(s: Session) -> None:
     origin = s.peer.url.rsplit("/", 1)[0]
     owner = ("--profile", "owner")
+    # the secret through a pipe, without --secret-stdin: read as is, no prompt, no echo warning
     made = await s.hub.ok(
-        "credentials",
-        "create",
-        "peer-key",
-        "--base-url",
-        origin,
-        "--secret-stdin",
-        *owner,
-        stdin=SECRET + "\n",
+        "credentials", "create", "peer-key", "--base-url", origin, *owner, stdin=SECRET + "\n"
     )
     assert SECRET not in made.stdout + made.stderr
+    assert "Secret" not in made.stderr, made.stderr
+    assert "echo" not in made.stderr, made.stderr
     [credential] = (await s.hub.ok("credentials", "list", "--json", *owner)).json()
     assert (credential["name"], credential["type"], credential["has_secret"]) == (
         "peer-key",

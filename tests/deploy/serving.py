@@ -41,10 +41,12 @@ def free_port() -> int:
 
 @dataclass
 class RunningHub:
-    """A started hub: its base URL and port; ``log_lines`` are filled in when it has stopped."""
+    """A started hub: its base URL and port; ``log_lines`` (its JSON lines) and ``other_lines``
+    (what else it wrote on stderr) are filled in when it has stopped."""
 
     port: int
     log_lines: list[dict[str, Any]] = field(default_factory=list)
+    other_lines: list[str] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -100,9 +102,9 @@ def running_hub(tmp_path: Path, **settings: str) -> Iterator[RunningHub]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
-        hub.log_lines = [
-            json.loads(line) for line in err.decode().splitlines() if line.startswith("{")
-        ]
+        lines = err.decode().splitlines()
+        hub.log_lines = [json.loads(line) for line in lines if line.startswith("{")]
+        hub.other_lines = [line for line in lines if not line.startswith("{")]
 
 
 def hub_command(tmp_path: Path, port: int, *args: str, **settings: str) -> str:

@@ -1,9 +1,10 @@
 """``hub credentials``: a tenant's encrypted secrets for upstream servers (DESIGN §3, §14).
 
-The secret is read from a hidden prompt (asked twice) or, with ``--secret-stdin``, from standard
-input — never from a flag, where ``ps`` and shell history would keep it. It is sent to the hub
-once and never shown again by anything. Types: ``api_key`` and ``oauth_token`` are sent upstream
-as a bearer (to the origin of ``--base-url`` only); ``secret`` is stored and never sent anywhere.
+The secret is read from a hidden prompt (asked twice) or, with ``--secret-stdin`` or when standard
+input is a pipe, from standard input — never from a flag, where ``ps`` and shell history would
+keep it. It is sent to the hub once and never shown again by anything. Types: ``api_key`` and
+``oauth_token`` are sent upstream as a bearer (to the origin of ``--base-url`` only); ``secret``
+is stored and never sent anywhere.
 """
 
 from __future__ import annotations
@@ -61,8 +62,13 @@ class AuthMode(StrEnum):
 
 
 def read_secret(from_stdin: bool) -> str:
-    """The secret, from stdin (one value; a trailing newline is dropped) or a hidden prompt."""
-    if from_stdin:
+    """The secret, from stdin (one value; a trailing newline is dropped) or a hidden prompt.
+
+    Standard input is read without ``--secret-stdin`` too when it is not a terminal (a pipe or a
+    file), as ``hub login`` reads a key: a hidden prompt cannot read a pipe, and would only print
+    a warning about echo before it reads the secret anyway.
+    """
+    if from_stdin or (sys.stdin is not None and not sys.stdin.isatty()):
         value = sys.stdin.read()
         value = value[:-1] if value.endswith("\n") else value
         value = value[:-1] if value.endswith("\r") else value
