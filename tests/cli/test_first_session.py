@@ -219,6 +219,12 @@ async def _deployment_grants_and_the_agent(s: Session) -> None:
 async def _the_agents_key_is_revoked(s: Session) -> None:
     owner = ("--profile", "owner")
     [key] = (await s.hub.ok("keys", "list", "bot", "--json", *owner)).json()
+    # ``--principal`` names it too, as for show, roll and delete; two different names are refused
+    by_option = await s.hub.ok("keys", "list", "--principal", "bot", "--json", *owner)
+    assert by_option.json() == [key]
+    twice = await s.hub.cli("keys", "list", "bot", "--principal", "owner", *owner)
+    assert twice.code == 1
+    assert twice.error_lines == ["hub: name the principal once: as PRINCIPAL or with --principal"]
     unnamed = await s.hub.cli("keys", "delete", key["prefix"], *owner)
     assert unnamed.code == 1
     assert unnamed.error_lines == [

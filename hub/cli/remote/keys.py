@@ -1,8 +1,9 @@
 """``hub keys``: API keys of a principal, or (``--platform``) the platform admin's own.
 
 ``hub keys list|create PRINCIPAL`` and ``hub keys show|roll|delete KEY --principal PRINCIPAL``
-(a key is named by its id or its display prefix ``hub_<kid>``); ``--platform`` instead of a
-principal for the calling platform admin's keys.
+(a key is named by its id or its display prefix ``hub_<kid>``); ``list`` and ``create`` take
+``--principal`` too, as the other commands do; ``--platform`` instead of a principal for the
+calling platform admin's keys.
 
 A new key is printed alone on stdout (so ``hub keys create bot > bot.key`` stores exactly it);
 the note saying it is shown once goes to stderr. ``--json`` prints the whole answer instead.
@@ -65,6 +66,13 @@ def _base(r: Remote, principal: str | None, platform: bool, *, flag: bool = Fals
     return r.path("principals", resolve.principal(r, principal)["id"], "keys")
 
 
+def _either(argument: str | None, option: str | None) -> str | None:
+    """The principal named as ``list``'s or ``create``'s argument, or with ``--principal``."""
+    if argument is not None and option is not None and argument != option:
+        fail("name the principal once: as PRINCIPAL or with --principal")
+    return argument if argument is not None else option
+
+
 def _issued(r: Remote, made: dict[str, Any]) -> None:
     if r.out.as_json:
         r.out.json(made)
@@ -76,6 +84,7 @@ def _issued(r: Remote, made: dict[str, Any]) -> None:
 @keys_app.command("list")
 def list_keys(
     principal: PrincipalArg = None,
+    principal_opt: PrincipalOpt = None,
     platform: PlatformOpt = False,
     tenant: TenantOpt = None,
     profile: ProfileOpt = DEFAULT_PROFILE,
@@ -83,7 +92,8 @@ def list_keys(
 ) -> None:
     """List keys (prefix, last four characters, dates; never the key)."""
     with remote(profile, as_json, tenant) as r:
-        r.out.table(r.client.list_all(_base(r, principal, platform)), COLUMNS)
+        named = _either(principal, principal_opt)
+        r.out.table(r.client.list_all(_base(r, named, platform)), COLUMNS)
 
 
 @keys_app.command("show")
@@ -104,6 +114,7 @@ def show_key(
 @keys_app.command("create")
 def create_key(
     principal: PrincipalArg = None,
+    principal_opt: PrincipalOpt = None,
     expires_at: ExpiresOpt = None,
     platform: PlatformOpt = False,
     tenant: TenantOpt = None,
@@ -112,7 +123,8 @@ def create_key(
 ) -> None:
     """Issue a key; it is printed once, alone on stdout."""
     with remote(profile, as_json, tenant) as r:
-        _issued(r, r.client.post(_base(r, principal, platform), {"expires_at": expires_at}))
+        base = _base(r, _either(principal, principal_opt), platform)
+        _issued(r, r.client.post(base, {"expires_at": expires_at}))
 
 
 @keys_app.command("roll")
