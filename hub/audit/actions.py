@@ -57,6 +57,7 @@ class Action(StrEnum):
     CREDENTIAL_UPDATE = "credential.update"
     CREDENTIAL_DELETE = "credential.delete"
     CREDENTIAL_LEASE = "credential.lease"
+    CREDENTIAL_CHALLENGE = "credential.challenge"
     CREDENTIAL_REFRESH = "credential.refresh"
     CREDENTIAL_INSUFFICIENT_SCOPE = "credential.insufficient_scope"
     # OAuth to upstream servers

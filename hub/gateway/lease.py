@@ -18,6 +18,14 @@ while it is still the credential's token: the sidecar's one refresh and one retr
 the hub's own calls have (DESIGN §9). A fingerprint of an older token renews nothing (another
 caller renewed it already: the current one is leased), so a sidecar cannot make the hub refresh
 a token at will.
+
+``POST …/credentials/{c}/challenges`` (same caller, same order of refusals): the upstream answered
+a leased OAuth token 403 ``insufficient_scope``; the credential records the union of its scopes
+and the challenge's, audited ``credential.insufficient_scope``, as on the hub's own calls (DESIGN
+§9), so the next ``hub oauth connect --credential`` steps up. Only for the credential's current
+token, named by its fingerprint (``recorded: false`` otherwise: it was replaced since), so a
+sidecar can add scopes only on a token it holds, and only RFC 6749 scope tokens (at most 64; the
+recorded text is capped as the hub's own).
 """
 
 from __future__ import annotations
@@ -28,9 +36,11 @@ from typing import Annotated
 
 from fastapi import Path, Request
 from pydantic import BaseModel, Field
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit.actions import Action
 from hub.audit.service import record_for
+from hub.auth.caller import TenantAccess
 from hub.authz.deps import TenantAccessDep
 from hub.authz.throttle import rest_router
 from hub.core import clock
@@ -43,7 +53,9 @@ from hub.credentials import NO_TOKEN
 from hub.credentials.service import CredentialContext
 from hub.credentials.vault import decrypt_field, is_expired
 from hub.deployments import service as deployments_service
-from hub.models import Credential
+from hub.deployments.service import ResolvedEntry
+from hub.mcp.challenge import MAX_SCOPES, SCOPE_TOKEN
+from hub.models import Credential, Deployment
 from hub.upstream import UpstreamContext, resolve_target
 
 __all__ = ["LEASE_S", "router"]
@@ -58,6 +70,22 @@ class LeaseCreate(RequestModel):
     # the fingerprint of a leased secret the upstream answered 401: an OAuth token still
     # current is renewed first, as the hub's own calls renew it on a 401 (DESIGN §9)
     refused_fingerprint: str | None = Field(default=None, pattern=r"^[0-9a-f]{16}$")
+
+
+class ChallengeCreate(RequestModel):
+    deployment_id: uuid.UUID
+    # the leased secret the upstream answered 403 ``insufficient_scope``, and the scopes its
+    # challenge named (RFC 6750 §3.1; RFC 6749 §3.3 scope tokens)
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{16}$")
+    scopes: list[Annotated[str, Field(pattern=f"^{SCOPE_TOKEN.pattern}$")]] = Field(
+        min_length=1, max_length=MAX_SCOPES
+    )
+
+
+class ChallengeRead(BaseModel):
+    # False when the fingerprint is not the credential's current token (it was replaced since
+    # the call: nothing is recorded) or the credential is not an OAuth token
+    recorded: bool
 
 
 class LeaseEgress(BaseModel):
@@ -97,31 +125,7 @@ async def lease_credential(
 ) -> Envelope[LeaseRead]:
     """Lease a direct-mode credential to the deployment's sidecar (≤ 300 s, in memory only)."""
     credential_id = parse_id(c)
-    deployment = await deployments_service.get_deployment_or_none(
-        session, access.tenant_id, body.deployment_id
-    )
-    if deployment is None:
-        raise NotFound("deployment not found")
-    caller = access.caller
-    if caller.kind != "service" or deployment.sidecar_id != caller.principal_id:
-        raise Forbidden(
-            "only the deployment's sidecar (its sidecar_id service principal) may lease",
-            reason="not_sidecar",
-        )
-    entries = (await deployments_service.resolved_entries(session, access.tenant_id, [deployment]))[
-        deployment.id
-    ]
-    using = [e for e in entries if e.server.credential_id == credential_id]
-    if not using:
-        raise Forbidden(
-            "no entry of this deployment uses this credential", reason="not_in_deployment"
-        )
-    direct = next((e for e in using if e.entry.mode == "direct"), None)
-    if direct is None:
-        raise Forbidden(
-            "this credential's entries are relay mode: it never leaves the hub", reason="not_direct"
-        )
-    await access.require(f"credential:{credential_id}", "use")
+    deployment, direct = await _sidecar_entry(session, access, credential_id, body.deployment_id)
     parts = components_of(request.app)
     ctx = parts.get(UpstreamContext)
     target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
@@ -185,6 +189,66 @@ async def lease_credential(
             ),
         )
     )
+
+
+@router.post("/{c}/challenges", name="credential.challenge")
+@reads_only  # the keeper writes the scopes and their audit row in a session of its own
+async def report_challenge(
+    request: Request,
+    c: Annotated[str, Path(description="Credential id")],
+    body: ChallengeCreate,
+    session: SessionDep,
+    access: TenantAccessDep,
+) -> Envelope[ChallengeRead]:
+    """A direct-mode call's upstream answered the leased OAuth token 403 ``insufficient_scope``:
+    the credential records the scopes, as on the hub's own calls (DESIGN §9), for a step-up."""
+    credential_id = parse_id(c)
+    _, direct = await _sidecar_entry(session, access, credential_id, body.deployment_id)
+    parts = components_of(request.app)
+    ctx = parts.get(UpstreamContext)
+    target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
+    credential = target.credential
+    assert credential is not None  # noqa: S101 - resolve_target loaded it
+    current = _fingerprint(ctx, parts.get(CredentialContext), credential) == body.fingerprint
+    recorded = current and credential.is_oauth and ctx.tokens is not None
+    if recorded and ctx.tokens is not None:
+        await ctx.tokens.challenged(
+            get_database(request), access.tenant_id, credential, tuple(dict.fromkeys(body.scopes))
+        )
+    return Envelope(data=ChallengeRead(recorded=recorded))
+
+
+async def _sidecar_entry(
+    session: AsyncSession, access: TenantAccess, credential_id: uuid.UUID, deployment_id: uuid.UUID
+) -> tuple[Deployment, ResolvedEntry]:
+    """The deployment and its direct-mode entry using ``credential_id``, when the caller is the
+    deployment's sidecar and may use the credential (the order of the module docstring)."""
+    deployment = await deployments_service.get_deployment_or_none(
+        session, access.tenant_id, deployment_id
+    )
+    if deployment is None:
+        raise NotFound("deployment not found")
+    caller = access.caller
+    if caller.kind != "service" or deployment.sidecar_id != caller.principal_id:
+        raise Forbidden(
+            "only the deployment's sidecar (its sidecar_id service principal) may lease",
+            reason="not_sidecar",
+        )
+    entries = (await deployments_service.resolved_entries(session, access.tenant_id, [deployment]))[
+        deployment.id
+    ]
+    using = [e for e in entries if e.server.credential_id == credential_id]
+    if not using:
+        raise Forbidden(
+            "no entry of this deployment uses this credential", reason="not_in_deployment"
+        )
+    direct = next((e for e in using if e.entry.mode == "direct"), None)
+    if direct is None:
+        raise Forbidden(
+            "this credential's entries are relay mode: it never leaves the hub", reason="not_direct"
+        )
+    await access.require(f"credential:{credential_id}", "use")
+    return deployment, direct
 
 
 def _secret(ctx: UpstreamContext, credential: Credential) -> str | None:

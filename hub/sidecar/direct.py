@@ -305,6 +305,28 @@ class DirectCalls:
         changed = answer.get("changed")
         return changed if isinstance(changed, bool) else None
 
+    async def challenged(self, lease: Lease, scopes: tuple[str, ...]) -> None:
+        """The upstream answered ``lease``'s OAuth token 403 ``insufficient_scope`` naming
+        ``scopes``: the hub records them on the credential (a failed report is logged), and the
+        lease is dropped, so the call after a step-up leases the new token."""
+        if self._leases.get(lease.credential_id) is lease:
+            del self._leases[lease.credential_id]
+            self._close_later(lease)  # calls may still be using its client
+        if not scopes or lease.fingerprint is None:
+            return
+        body = {
+            "deployment_id": self._config.deployment,
+            "fingerprint": lease.fingerprint,
+            "scopes": list(scopes),
+        }
+        try:
+            await self._sidecar.post(
+                f"/tenants/{self._config.tenant}/credentials/{lease.credential_id}/challenges",
+                body,
+            )
+        except (HubRefused, HubUnreachable) as exc:
+            log.warning("sidecar: the insufficient_scope challenge was not recorded: %s", exc)
+
     async def _report(self, decision_id: str, record: CallRecord | None) -> None:
         if record is None:
             return

@@ -5,6 +5,9 @@ egress policy and pin), shaped by the engine while the secret is in hand. As on 
 
 - an upstream **401** on a renewable (OAuth) lease gets one refresh and one retry: a new lease
   naming the refused secret's fingerprint, which the hub renews if it is still current;
+- an upstream **403** ``insufficient_scope`` on an OAuth lease is reported to the hub (``POST
+  …/credentials/{c}/challenges``), which records the challenge's scopes on the credential for a
+  step-up; the call fails ``insufficient_scope``;
 - an upstream **-32020** (the tool changed) has the hub re-list the server at once
   (``POST …/decisions/{id}/relist``): changed → ``tool_changed`` (the tool is now marked drifted
   for every host); unchanged or not known → one retry, and a second ``-32020`` is
@@ -57,6 +60,8 @@ class Calls(Protocol):
     async def lease(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease: ...
 
     async def relist(self, decision_id: str) -> bool | None: ...
+
+    async def challenged(self, lease: Lease, scopes: tuple[str, ...]) -> None: ...
 
 
 class LeasedUpstream:
@@ -153,6 +158,15 @@ class LeasedUpstream:
                     "input_required_unsupported" if exc.reason == "input_required" else exc.reason
                 )
                 failure = UpstreamFailure(reason, upstream_ms=ms, code=exc.code, message=message)
+                challenge = exc.challenge
+                if (
+                    exc.status == 403
+                    and challenge is not None
+                    and challenge.insufficient_scope
+                    and lease.renewable
+                ):  # as the hub's own calls: the scopes recorded for a step-up (DESIGN §9)
+                    await self._calls.challenged(lease, challenge.scopes)
+                    raise UpstreamFailure("insufficient_scope", upstream_ms=ms) from None
                 if exc.reason == "unauthorized" and exc.status == 401:
                     raise _Unauthorized(failure) from None
                 raise failure from None

@@ -214,3 +214,77 @@ async def test_a_static_key_refused_401_is_neither_leased_again_nor_retried(
         await sidecar.aclose()
     assert len(peers.peer.rpc_requests("tools/call")) == 2  # once each, not retried
     assert len(await audit_events(hub.db, action="credential.lease")) == 1
+
+
+async def _challenge(
+    hub: Hub, world: Direct, fingerprint: str, scopes: Any, key: str | None = None
+) -> httpx2.Response:
+    return await hub.client.post(
+        hub.owner.url("credentials", world.credential_id, "challenges"),
+        json={"deployment_id": world.deployment_id, "fingerprint": fingerprint, "scopes": scopes},
+        headers={"x-api-key": key or world.sidecar_key},
+    )
+
+
+async def test_a_direct_call_refused_insufficient_scope_records_the_scopes_for_a_step_up(
+    hub: Hub, oauth_peers: OAuthPeersStarter, tmp_path: Path
+) -> None:
+    """As on the hub's own calls (DESIGN §9): the sidecar reports the challenge, the credential
+    records the union, the call fails ``insufficient_scope``; after a step-up the next direct
+    call leases the new token and runs."""
+    peers = await oauth_peers(
+        guard={"required_scopes": ["mcp:basic"], "call_scopes": ["mcp:write"]}, tools=[ECHO]
+    )
+    world = await _direct(hub, await hub.connected(peers))
+    calls, agent, sidecar = _calls(hub, world, tmp_path)
+    bundle = await _bundle(hub, world)
+    tool = bundle.view.tools["linear__echo"]
+    try:
+        refused = await calls.call(bundle, tool, "linear__echo", {"text": "one"})
+        assert refused["isError"] is True
+        assert refused["_meta"]["io.mcphub/error"]["reason"] == "insufficient_scope"
+        credential = await hub.credential(world.credential_id)
+        assert credential["oauth"]["scopes"] == ["mcp:basic", "mcp:write"]
+        [row] = await audit_events(hub.db, action="credential.insufficient_scope")
+        assert row.details["challenged"] == ["mcp:basic", "mcp:write"]  # what the 403 named
+        assert len(peers.auth.token_requests("refresh_token")) == 0  # a 403 renews nothing
+        step_up = await hub.connect({"credential_id": world.credential_id})
+        assert step_up.credential_id == world.credential_id
+        assert peers.auth.requests("/authorize")[1].form["scope"] == "mcp:basic mcp:write"
+        ran = await calls.call(bundle, tool, "linear__echo", {"text": "two"})
+        assert ran.get("isError") is not True, ran
+    finally:
+        await calls.aclose()
+        await agent.aclose()
+        await sidecar.aclose()
+    assert len(peers.peer.rpc_requests("tools/call")) == 2  # refused once, then run
+    assert len(await audit_events(hub.db, action="credential.lease")) == 2
+
+
+async def test_a_reported_challenge_is_recorded_only_for_the_current_token(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    peers = await oauth_peers(tools=[ECHO])
+    world = await _direct(hub, await hub.connected(peers))
+    lease = await _ok(await _lease(hub, world), 200)
+    stale = await _ok(await _challenge(hub, world, "0123456789abcdef", ["admin"]), 200)
+    assert stale == {"recorded": False}
+    assert await audit_events(hub.db, action="credential.insufficient_scope") == []
+    current = await _ok(await _challenge(hub, world, lease["fingerprint"], ["mcp:write"]), 200)
+    assert current == {"recorded": True}
+    assert (await hub.credential(world.credential_id))["oauth"]["scopes"][-1] == "mcp:write"
+    # scope tokens only (RFC 6749 §3.3), at least one, at most 64; a fingerprint's shape
+    for fingerprint, scopes in [
+        (lease["fingerprint"], []),
+        (lease["fingerprint"], ['with"quote']),
+        (lease["fingerprint"], ["two words"]),
+        (lease["fingerprint"], [f"s{i}" for i in range(65)]),
+        ("not-a-fingerprint", ["mcp:write"]),
+    ]:
+        bad = await _challenge(hub, world, fingerprint, scopes)
+        assert bad.status_code == 400, (scopes, bad.text)
+    # only the deployment's sidecar: the agent's key is refused, and nothing recorded
+    agents = await _challenge(hub, world, lease["fingerprint"], ["more"], key=world.agent_key)
+    assert agents.status_code == 403, agents.text
+    assert agents.json()["error"]["reason"] == "not_sidecar"
+    assert "more" not in (await hub.credential(world.credential_id))["oauth"]["scopes"]

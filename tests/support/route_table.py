@@ -396,6 +396,18 @@ ROUTES: dict[str, Route] = {
         body=lambda i: {"deployment_id": i["d"]},
         body_refs=("deployment_id",),
     ),
+    # the same caller reports an upstream's 403 insufficient_scope on a leased OAuth token
+    "credential.challenge": Route(
+        "tenant",
+        "POST",
+        "/tenants/{t}/credentials/{c}/challenges",
+        body=lambda i: {
+            "deployment_id": i["d"],
+            "fingerprint": "0123456789abcdef",
+            "scopes": ["mcp:write"],
+        },
+        body_refs=("deployment_id",),
+    ),
     # direct mode: the deployment's agent asks the hub's decision and reports the outcome
     "deployment.decide": Route(
         "tenant",
