@@ -47,6 +47,7 @@ __all__ = [
     "Asking",
     "Elicit",
     "asking_of",
+    "bounded",
     "is_input_required",
     "through_the_page",
 ]
