@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.approvals.schemas import ApprovalStatus
 from hub.approvals.states import status_condition
-from hub.core.db import read_row, write_alone_returning
 from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.statements import read_row, write_alone_returning
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Approval
 

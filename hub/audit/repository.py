@@ -16,8 +16,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit.chain import GENESIS, ChainRow, NewEvent
-from hub.core.db import write_alone
 from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.statements import write_alone
 from hub.core.tenancy import TenantId, scoped
 from hub.models import AuditChainHead, AuditEvent
 from hub.models.audit_event import COMMON_ACTION, COMMON_OUTCOME

@@ -33,8 +33,8 @@ from sqlalchemy.sql.visitors import replacement_traverse
 
 from hub.auth import repository
 from hub.core import plainreads
-from hub.core.db import read_scoping_rows
 from hub.core.readahead import ReadAhead
+from hub.core.statements import read_scoping_rows
 from hub.core.tenancy import TENANT_PARAM
 
 __all__ = ["find_key_ahead"]

@@ -15,8 +15,8 @@ from typing import Any, cast
 from sqlalchemy import String, Uuid, bindparam, column, delete, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.db import read_row, read_scoping_rows
 from hub.core.dbtypes import UTCDateTime
+from hub.core.statements import read_row, read_scoping_rows
 from hub.models import ApiKey, ConsoleSession, Principal, Tenant
 
 __all__ = [

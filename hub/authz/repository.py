@@ -1,9 +1,9 @@
 """The one query authorisation needs of its own: which tenant does a path's ``{t}`` name?
 
-Both reads are plain reads (:func:`hub.core.db.read_row`): a request that names its tenant by
-slug must not begin the session's ORM transaction here, or every later read of the request
-loses the plain-read path (measured: ``GET /tenants/acme/servers/{handle}`` cost 1.5 to 2.2 ms of
-CPU against 0.54 ms by id, before this was a plain read).
+Both reads are plain reads (:func:`hub.core.statements.read_row`): a request that names its
+tenant by slug must not begin the session's ORM transaction here, or every later read of the
+request loses the plain-read path (measured: ``GET /tenants/acme/servers/{handle}`` cost 1.5 to
+2.2 ms of CPU against 0.54 ms by id, before this was a plain read).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import uuid
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.db import read_row
+from hub.core.statements import read_row
 from hub.models import Tenant
 
 __all__ = ["tenant_exists", "tenant_id_by_slug"]

@@ -29,39 +29,27 @@ logged with its traceback cannot carry a value a client sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import Connection, Row, make_url
-from sqlalchemy.exc import MultipleResultsFound
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import Session
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
-from sqlalchemy.sql import Executable
 
-from hub.core import plainreads, readahead, rls, sqlite
+from hub.core import plainreads, rls, sqlite
 from hub.core.keptpool import KeepingPool
+from hub.core.statements import PLAIN_READS
 
 _ = rls  # its session hook sets row-level security's scope on every PostgreSQL transaction
 
-__all__ = [
-    "Database",
-    "create_engine",
-    "preliminary_reads",
-    "read_row",
-    "read_rows",
-    "read_scoping_rows",
-    "sqlite_file",
-    "write_alone",
-    "write_alone_returning",
-]
+__all__ = ["Database", "create_engine", "preliminary_reads", "sqlite_file"]
 
 #: Engine execution option naming a transaction's mode: ``"write"`` (SQLite: ``BEGIN
 #: IMMEDIATE``), ``"read"`` (no transaction: every statement commits on its own) or absent (a
@@ -71,9 +59,7 @@ _MODE = "hub_mode"
 _PRELIMINARY = "hub_preliminary_options"
 #: Session.info key of a read session: its plain reads may run past the session
 #: (:mod:`hub.core.plainreads`) while it holds no connection.
-_PLAIN_READS = "hub_plain_reads"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
-T = TypeVar("T")
 #: every SQLite connection's configuration, set once when it is opened
 _SQLITE_PRAGMAS = (
     "PRAGMA foreign_keys=ON",
@@ -214,147 +200,6 @@ async def preliminary_reads(session: AsyncSession) -> AsyncIterator[AsyncSession
     await session.commit()
 
 
-async def _plain(
-    session: AsyncSession,
-    statement: Executable,
-    params: Mapping[str, Any],
-    scope_column: int | None = None,
-) -> list[Any] | None:
-    """The rows of ``statement`` read past the session (:mod:`hub.core.plainreads`), or None
-    when the session must read it itself: a write session, one holding a connection already, or
-    a statement with no plan."""
-    if not session.info.get(_PLAIN_READS) or session.in_transaction():
-        return None
-    engine = cast("AsyncEngine", session.bind)
-    plan = plainreads.plan_of(statement, engine.dialect)
-    if plan is None or plan.dml:
-        return None
-    if scope_column is not None:
-        return await plainreads.fetch_scoping(engine, plan, params, scope_column)
-    return await plainreads.fetch(engine, plan, params)
-
-
-async def read_row(session: AsyncSession, statement: Executable, params: Mapping[str, Any]) -> Any:
-    """The one row (or None) of a Core ``statement`` of plain columns, past the ORM's execution
-    layer: no ORM result, no loading machinery. For the reads on every request that return
-    columns, never entities. A read session that holds no connection reads it on a pooled
-    connection of its own (:mod:`hub.core.plainreads`); any other runs it on its own connection
-    and transaction (begun as any of its statements would be, hooks included), one greenlet hop.
-    Either way the row has the statement's columns by position and by name. A read session may
-    have it already, read with the caller's key (:mod:`hub.core.readahead`)."""
-    if session.info.get(_PLAIN_READS) and not session.in_transaction():
-        ahead = readahead.recall(session, statement, params)
-        if ahead is not None:
-            return ahead
-    rows = await _plain(session, statement, params)
-    if rows is None:
-        return await session.run_sync(_read_row, statement, params)
-    if len(rows) > 1:
-        raise MultipleResultsFound("a plain read of one row found several")
-    return rows[0] if rows else None
-
-
-def _read_row(
-    session: Session, statement: Executable, params: Mapping[str, Any]
-) -> Row[Any] | None:
-    return session.connection().execute(statement, params).one_or_none()
-
-
-async def read_rows(
-    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
-) -> Sequence[Any]:
-    """Every row of a Core ``statement`` of plain columns, as :func:`read_row` runs it."""
-    rows = await _plain(session, statement, params)
-    if rows is None:
-        return await session.run_sync(_read_rows, statement, params)
-    return rows
-
-
-def _read_rows(
-    session: Session, statement: Executable, params: Mapping[str, Any]
-) -> Sequence[Row[Any]]:
-    return session.connection().execute(statement, params).all()
-
-
-async def read_scoping_rows(
-    session: AsyncSession, statement: Executable, params: Mapping[str, Any], scope_column: int
-) -> Sequence[Any]:
-    """The rows of a ``SECURITY DEFINER`` lookup (PostgreSQL) that sets the connection's
-    row-level security scope itself and returns it in column ``scope_column`` of its first row
-    (it always returns one: the key's, the console session's, the gateway's read); call
-    :func:`hub.core.rls.expect_scope_from_statement` first. The scope it set is this context's
-    from then on, noted on the connection that holds it: run as :func:`read_rows` runs a read."""
-    rows = await _plain(session, statement, params, scope_column)
-    if rows is None:
-        return await session.run_sync(_scoping_rows, statement, params, scope_column)
-    return rows
-
-
-def _scoping_rows(
-    session: Session, statement: Executable, params: Mapping[str, Any], scope_column: int
-) -> Sequence[Row[Any]]:
-    """The lookup and the note of the scope it set, in one greenlet hop."""
-    connection = session.connection()
-    rows = connection.execute(statement, params).all()
-    rls.set_by_statement(session, connection, str(rows[0][scope_column]))
-    return rows
-
-
-async def write_alone(
-    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
-) -> int:
-    """Run a Core ``INSERT``, ``UPDATE`` or ``DELETE`` (no ``RETURNING``) on ``session``: its
-    row count. A read session on PostgreSQL commits each statement on its own, so one that holds
-    no connection sends it past the session (:func:`hub.core.plainreads.execute`: about a
-    quarter of the CPU); any other runs it as Core on its own connection (one greenlet hop, none
-    of the ORM's statement handling), in its transaction if it has one."""
-    return await _alone(session, statement, params, plainreads.execute, _rowcount)
-
-
-async def write_alone_returning(
-    session: AsyncSession, statement: Executable, params: Mapping[str, Any]
-) -> Sequence[Any]:
-    """:func:`write_alone` for a Core write with ``RETURNING``: the rows it returned (by position
-    and by name). Past the session where :func:`write_alone` would go past it
-    (:func:`hub.core.plainreads.execute_returning`); as Core on the session's connection
-    everywhere else."""
-    return await _alone(session, statement, params, plainreads.execute_returning, _read_rows)
-
-
-async def _alone(
-    session: AsyncSession,
-    statement: Executable,
-    params: Mapping[str, Any],
-    past: Callable[[AsyncEngine, plainreads.Plan, Mapping[str, Any]], Awaitable[T | None]],
-    on_session: Callable[[Session, Executable, Mapping[str, Any]], T],
-) -> T:
-    """``past`` the session where :func:`_past_the_session` allows it and it runs the statement,
-    else ``on_session`` on the session's connection."""
-    alone = _past_the_session(session, statement)
-    if alone is not None:
-        done = await past(*alone, params)
-        if done is not None:
-            return done
-    return await session.run_sync(on_session, statement, params)
-
-
-def _past_the_session(
-    session: AsyncSession, statement: Executable
-) -> tuple[AsyncEngine, plainreads.Plan] | None:
-    """The engine and plan to send a one-statement write with, past ``session``: a read session
-    holding no transaction, and a statement :mod:`hub.core.plainreads` can run."""
-    if not session.info.get(_PLAIN_READS) or session.in_transaction():
-        return None
-    engine = cast("AsyncEngine", session.bind)
-    plan = plainreads.plan_of(statement, engine.dialect)
-    return None if plan is None else (engine, plan)
-
-
-def _rowcount(session: Session, statement: Executable, params: Mapping[str, Any]) -> int:
-    rowcount: int = session.connection().execute(statement, params).rowcount
-    return rowcount
-
-
 class Database:
     """The engine plus its session factories; created in the app lifespan, disposed at shutdown."""
 
@@ -366,7 +211,7 @@ class Database:
             engine.execution_options(**read),
             expire_on_commit=False,
             autoflush=False,
-            info={_PLAIN_READS: True},
+            info={PLAIN_READS: True},
         )
         self._write = async_sessionmaker(
             engine.execution_options(**{_MODE: "write"}),

@@ -1,7 +1,7 @@
 """Reads of plain columns on a pooled driver connection, past SQLAlchemy's execution layer
 (and, on PostgreSQL, one-statement writes: :func:`execute` and, for a write with ``RETURNING``,
-:func:`execute_returning`, for :func:`hub.core.db.write_alone` and
-:func:`hub.core.db.write_alone_returning`).
+:func:`execute_returning`, for :func:`hub.core.statements.write_alone` and
+:func:`hub.core.statements.write_alone_returning`).
 
 Every authenticated request reads its key, and most read one more row (a server by handle, a
 principal's ``grants_version``, a deployment's view); none of these reads builds an ORM object.
@@ -29,7 +29,7 @@ and :meth:`~hub.core.db.Database.reads`: each statement its own transaction, ``A
 PostgreSQL and no ``BEGIN`` on SQLite) that holds no connection yet. Such a session would have
 run the statement alone, on a fresh connection, in a transaction of its own, exactly as here. A
 session holding a connection, or a write session, reads on its own connection as before
-(:func:`hub.core.db.read_row`): its writes visible, its locks kept.
+(:func:`hub.core.statements.read_row`): its writes visible, its locks kept.
 
 One connection at a time: the read's connection goes back to the pool before the read returns,
 so a request never holds two (a session that connects later takes one from the pool as usual).

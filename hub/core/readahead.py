@@ -9,16 +9,16 @@ wake-ups) on top of the statement. A route marked with :func:`read_ahead` names 
 authentication sends it joined to the key's lookup (:func:`hub.auth.ahead.find_key_ahead`): in
 the key's own tenant, and only when the stored hash is the one computed from the presented key.
 The row it found is remembered on the request's session (:func:`remember`), and the route's own
-read of the same statement with the same parameters (:func:`hub.core.db.read_row`) takes it from
-there (:func:`recall`) instead of sending it.
+read of the same statement with the same parameters (:func:`hub.core.statements.read_row`)
+takes it from there (:func:`recall`) instead of sending it.
 
 What a remembered row may answer, and so what can never differ from a read sent then:
 
 - the same statement object with equal parameters, the tenant included: a request whose path
   names another tenant than the caller's (a platform admin's, or a 404) never matches;
 - once, and only on a read session outside a transaction (whose statements each commit on their
-  own; :func:`hub.core.db.read_row` asks only then): a write request, or a second read, sends
-  its own;
+  own; :func:`hub.core.statements.read_row` asks only then): a write request, or a second
+  read, sends its own;
 - a row found only: an absent one is read again (the 404 path pays the second round trip; the
   answer never depends on when, within the joined statement, the scope took effect).
 

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Row, and_, bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.db import read_rows
 from hub.core.pagination import Page, PageParams, fetch_page
+from hub.core.statements import read_rows
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, tenant_params
 from hub.models import CatalogDrift, Deployment, DeploymentEntry, Server
 

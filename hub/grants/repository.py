@@ -11,9 +11,9 @@ import sqlalchemy as sa
 from sqlalchemy import Text, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.db import read_row
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.readahead import ReadAhead
+from hub.core.statements import read_row
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import Grant, Principal
 

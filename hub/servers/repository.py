@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.db import read_row
 from hub.core.pagination import Page, PageParams, fetch_page
 from hub.core.paths import HANDLE_RE
 from hub.core.readahead import ReadAhead
+from hub.core.statements import read_row
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, scoped_template, tenant_params
 from hub.models import DeploymentEntry, Server
 

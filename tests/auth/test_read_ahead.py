@@ -19,7 +19,8 @@ from sqlalchemy import select
 from hub.auth.ahead import find_key_ahead
 from hub.auth.key_format import hash_key, parse_key
 from hub.core import readahead, rls
-from hub.core.db import Database, read_row
+from hub.core.db import Database
+from hub.core.statements import read_row
 from hub.core.tenancy import tenant_params
 from hub.models import Tenant
 from hub.servers.repository import ROW_BY_HANDLE_AHEAD

@@ -10,8 +10,9 @@ import pytest
 from sqlalchemy import Column, MetaData, Table, Uuid, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from hub.core.db import Database, read_row
+from hub.core.db import Database
 from hub.core.dbtypes import UTCDateTime
+from hub.core.statements import read_row
 from tests.support.databases import as_owner
 
 _meta = MetaData()

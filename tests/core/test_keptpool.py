@@ -18,8 +18,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from hub.core import keptpool
-from hub.core.db import Database, create_engine, read_row
+from hub.core.db import Database, create_engine
 from hub.core.keptpool import KeepingPool
+from hub.core.statements import read_row
 from tests.support.databases import owner_session
 from tests.support.queries import count_checkouts
 

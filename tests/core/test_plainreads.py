@@ -19,7 +19,8 @@ from sqlalchemy.exc import DBAPIError
 from hub.auth import repository as auth_repository
 from hub.auth.key_format import parse_key
 from hub.core import clock, plainreads, rls
-from hub.core.db import Database, read_row, read_rows
+from hub.core.db import Database
+from hub.core.statements import read_row, read_rows
 from hub.core.tenancy import TENANT_PARAM, tenant_params
 from hub.models import Server
 from tests.support.databases import owner_session

@@ -19,7 +19,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import plainreads, rls
-from hub.core.db import Database, write_alone, write_alone_returning
+from hub.core.db import Database
+from hub.core.statements import write_alone, write_alone_returning
 from hub.core.tenancy import TENANT_PARAM
 from hub.models import Server
 from tests.support.factories import make_server, make_tenant, scope_of

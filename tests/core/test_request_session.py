@@ -18,9 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from hub.core import clock, rls
-from hub.core.db import Database, read_row
+from hub.core.db import Database
 from hub.core.deps import request_session
 from hub.core.keptpool import KeepingPool
+from hub.core.statements import read_row
 from hub.models import Tenant
 from tests.support.databases import owner_session
 from tests.support.factories import make_tenant, scope_of

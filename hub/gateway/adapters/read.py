@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.service import DEFINER_KEY_COLUMNS
 from hub.core import rls
-from hub.core.db import read_scoping_rows
+from hub.core.statements import read_scoping_rows
 from hub.deployments.service import VIEW_COLUMNS
 
 __all__ = ["CallRead", "read_call"]
