@@ -16,7 +16,8 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from hub.grants.policy import CompiledPolicy, Effect, GrantRule
+from hub.grants.patterns import Effect
+from hub.grants.policy import CompiledPolicy, GrantRule
 
 SIZES = (10, 1_000, 100_000)
 QUERIES = 200_000

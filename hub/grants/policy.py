@@ -14,209 +14,24 @@ Rules:
 A principal's grants are compiled once into :class:`CompiledPolicy`, an index keyed by the
 pattern's literal part, so a decision looks up the exact resource, then each boundary prefix of it
 from longest to shortest, then ``*``: O(length of the resource) dictionary probes, independent of
-how many grants the principal holds. Nothing here does I/O; the clock is passed in.
+how many grants the principal holds. Nothing here does I/O; the clock is passed in. What a
+pattern and an action may be is :mod:`hub.grants.patterns`; a grant's time window is
+:mod:`hub.grants.conditions`.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, time
-from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import UTC, datetime
 
-__all__ = [
-    "ACTIONS",
-    "ACTIONS_BY_KIND",
-    "EFFECTS",
-    "CompiledPolicy",
-    "Decision",
-    "GrantRule",
-    "PolicyError",
-    "TimeWindow",
-    "actions_of",
-    "check_action",
-    "covers",
-    "may_confer",
-    "parse_conditions",
-    "validate_pattern",
-]
+from hub.grants.conditions import TimeWindow
+from hub.grants.patterns import ACTIONS, Effect, actions_of
 
-Effect = Literal["allow", "ask", "deny"]
-ACTIONS = ("read", "write", "use", "decide", "call", "*")
-EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
+__all__ = ["CompiledPolicy", "Decision", "GrantRule", "covers", "may_confer"]
+
 _EFFECT_RANK: Mapping[str, int] = {"deny": 3, "ask": 2, "allow": 1}
-RESOURCE_KINDS = (
-    "principal",
-    "credential",
-    "server",
-    "catalog",
-    "deployment",
-    "grant",
-    "approval",
-    "audit",
-    "tool",
-)
-#: The concrete actions each kind of resource has (DESIGN §8); ``*`` is valid everywhere and
-#: stands for the kind's own set. The resource ``*`` covers every kind, hence every action.
-ACTIONS_BY_KIND: Mapping[str, tuple[str, ...]] = {
-    "tool": ("call",),
-    "credential": ("read", "write", "use"),
-    "approval": ("read", "decide"),
-    "audit": ("read",),
-    **dict.fromkeys(("principal", "server", "catalog", "deployment"), ("read", "write")),
-    "grant": ("read", "write"),
-}
-#: Kinds whose objects are named by UUID (canonical: lower-case, hyphenated) and by handle.
-ID_KINDS = frozenset({"principal", "credential", "deployment", "grant", "approval"})
-HANDLE_KINDS = frozenset({"server", "catalog"})
-_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_LITERAL_RE = re.compile(r"^[A-Za-z0-9_:.\-/@+=~]*$")
-_HANDLE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-MAX_PATTERN_LENGTH = 512
-
-
-class PolicyError(ValueError):
-    """A pattern, action or condition is invalid; the message is safe to return as a 400."""
-
-
-def _canonical_qualifier(kind: str, qualifier: str) -> str:
-    """The canonical spelling of what a pattern names after ``kind:`` (``*`` or an object)."""
-    if qualifier == "*":
-        return qualifier
-    if kind in ID_KINDS:
-        try:
-            return str(uuid.UUID(qualifier))  # upper case, no hyphens, braces, urn:uuid: …
-        except ValueError:
-            raise PolicyError(f"{kind}:<id> must name an id (a UUID) or be {kind}:*") from None
-    if kind in HANDLE_KINDS:
-        if not _HANDLE_RE.fullmatch(qualifier):
-            raise PolicyError(f"{kind}:<handle> must name a server handle or be {kind}:*")
-        return qualifier
-    # tool:<handle>.* or tool:<handle>.<tool name>
-    handle, dot, rest = qualifier.partition(".")
-    if not dot or not rest or not _HANDLE_RE.fullmatch(handle):
-        raise PolicyError("a tool pattern is tool:*, tool:<handle>.* or tool:<handle>.<tool>")
-    return qualifier
-
-
-def validate_pattern(pattern: str) -> str:
-    """The canonical form of ``pattern`` if it is a valid resource pattern, else PolicyError.
-
-    Objects named by id are canonicalised (``credential:3F25…`` → ``credential:3f25…``), so a
-    grant written with another spelling of an id still matches the object; a qualifier that can
-    name no object of its kind (not a UUID, not a handle) is refused, since it would silently
-    never match."""
-    if not pattern or len(pattern) > MAX_PATTERN_LENGTH:
-        raise PolicyError("resource pattern must be 1 to 512 characters")
-    if pattern == "*":
-        return pattern
-    literal = pattern[:-1] if pattern.endswith("*") else pattern
-    if "*" in literal:
-        raise PolicyError("'*' may appear only once, at the end of a resource pattern")
-    if pattern.endswith("*") and literal[-1:] not in (":", "."):
-        raise PolicyError("a trailing '*' must follow a ':' or '.' boundary")
-    kind, colon, qualifier = pattern.partition(":")
-    if kind not in RESOURCE_KINDS:
-        raise PolicyError(
-            "resource pattern must start with a known resource kind: "
-            + ", ".join(RESOURCE_KINDS)
-            + ", or be *"
-        )
-    if kind == "audit":
-        if pattern != "audit":
-            raise PolicyError("the audit resource takes no qualifier")
-        return pattern
-    if not colon or not qualifier:
-        raise PolicyError(f"resource pattern must be {kind}:* or {kind}:<what it names>")
-    canonical = f"{kind}:{_canonical_qualifier(kind, qualifier)}"
-    if not _LITERAL_RE.match(canonical.removesuffix("*")):
-        raise PolicyError("resource pattern contains characters that are not allowed")
-    return canonical
-
-
-def actions_of(resource: str) -> tuple[str, ...]:
-    """The concrete actions a resource pattern's kind has (every action for ``*``)."""
-    kind = resource.split(":", 1)[0]
-    return ACTIONS_BY_KIND.get(kind, tuple(a for a in ACTIONS if a != "*"))
-
-
-def check_action(resource: str, action: str) -> None:
-    """PolicyError unless ``action`` is ``*`` or one of the resource kind's actions."""
-    if action == "*":
-        return
-    if action not in actions_of(resource):
-        kind = resource.split(":", 1)[0]
-        allowed = ", ".join((*actions_of(resource), "*"))
-        raise PolicyError(f"the action of a {kind} grant is one of: {allowed}")
-
-
-@dataclass(frozen=True)
-class TimeWindow:
-    """``{"start": "09:00", "end": "17:00", "tz": "Europe/Paris", "days": ["mon", …]}``."""
-
-    start: time
-    end: time
-    tz: ZoneInfo
-    days: frozenset[int] | None
-
-    def holds(self, at: datetime) -> bool:
-        local = at.astimezone(self.tz)
-        if self.days is not None and local.weekday() not in self.days:
-            return False
-        now = local.time().replace(tzinfo=None)
-        if self.start <= self.end:
-            return self.start <= now < self.end
-        return now >= self.start or now < self.end  # a window across midnight
-
-
-def _parse_hhmm(value: object, name: str) -> time:
-    if not isinstance(value, str) or not re.fullmatch(r"\d{2}:\d{2}", value):
-        raise PolicyError(f"time_window.{name} must be HH:MM")
-    hours, minutes = int(value[:2]), int(value[3:])
-    if hours > 23 or minutes > 59:
-        raise PolicyError(f"time_window.{name} must be HH:MM")
-    return time(hours, minutes)
-
-
-def _parse_time_window(raw: object) -> TimeWindow:
-    if not isinstance(raw, dict):
-        raise PolicyError("time_window must be an object")
-    unknown = set(raw) - {"start", "end", "tz", "days"}
-    if unknown:
-        raise PolicyError("time_window has unknown keys")
-    start = _parse_hhmm(raw.get("start"), "start")
-    end = _parse_hhmm(raw.get("end"), "end")
-    if start == end:
-        raise PolicyError("time_window.start and end must differ")
-    tz_name = raw.get("tz", "UTC")
-    try:
-        if not isinstance(tz_name, str):
-            raise ZoneInfoNotFoundError
-        tz = ZoneInfo(tz_name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise PolicyError("time_window.tz is not a known time zone") from None
-    days_raw = raw.get("days")
-    days: frozenset[int] | None = None
-    if days_raw is not None:
-        if not isinstance(days_raw, list) or not days_raw:
-            raise PolicyError("time_window.days must be a non-empty list")
-        if not all(isinstance(d, str) and d in _DAYS for d in days_raw):
-            raise PolicyError("time_window.days holds an unknown day")
-        days = frozenset(_DAYS.index(d) for d in days_raw)
-    return TimeWindow(start=start, end=end, tz=tz, days=days)
-
-
-def parse_conditions(raw: Mapping[str, Any] | None) -> TimeWindow | None:
-    """Validate a grant's conditions; only ``time_window`` exists (unknown keys are errors)."""
-    if not raw:
-        return None
-    unknown = set(raw) - {"time_window"}
-    if unknown:
-        raise PolicyError("unknown condition key")
-    return _parse_time_window(raw["time_window"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,17 +19,10 @@ from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.grants import repository
 from hub.grants.cache import PolicyCache
+from hub.grants.conditions import parse_conditions
 from hub.grants.effective import EffectiveCheck
-from hub.grants.policy import (
-    CompiledPolicy,
-    Decision,
-    GrantRule,
-    PolicyError,
-    check_action,
-    may_confer,
-    parse_conditions,
-    validate_pattern,
-)
+from hub.grants.patterns import PolicyError, check_action, validate_pattern
+from hub.grants.policy import CompiledPolicy, Decision, GrantRule, may_confer
 from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision
 from hub.grants.templates import ROLE_TEMPLATES
 from hub.models import Grant, Principal

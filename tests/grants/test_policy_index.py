@@ -14,14 +14,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub.grants.policy import (
-    ACTIONS,
-    CompiledPolicy,
-    Decision,
-    GrantRule,
-    TimeWindow,
-    parse_conditions,
-)
+from hub.grants.conditions import TimeWindow, parse_conditions
+from hub.grants.patterns import ACTIONS
+from hub.grants.policy import CompiledPolicy, Decision, GrantRule
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
 OPEN = parse_conditions({"time_window": {"start": "09:00", "end": "17:00"}})

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub.grants.policy import ACTIONS, CompiledPolicy, GrantRule, covers, may_confer
+from hub.grants.patterns import ACTIONS
+from hub.grants.policy import CompiledPolicy, GrantRule, covers, may_confer
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 RANK = {"allow": 1, "ask": 2, "deny": 3}
@@ -202,7 +203,7 @@ def test_may_confer_refuses_what_the_holder_lacks() -> None:
 def test_expired_and_windowed_grants() -> None:
     from zoneinfo import ZoneInfo
 
-    from hub.grants.policy import TimeWindow, parse_conditions
+    from hub.grants.conditions import TimeWindow, parse_conditions
 
     window = parse_conditions(
         {"time_window": {"start": "09:00", "end": "17:00", "tz": "Europe/Paris", "days": ["mon"]}}
