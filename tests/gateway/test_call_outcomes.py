@@ -3,8 +3,8 @@
 Allow runs and reaches the upstream with the credential; deny is ``40300`` before anything leaves
 the hub; an unknown wire name is ``-32602`` (the arguments' check: ``test_call_arguments.py``);
 an upstream that hangs, drips, answers HTML, too much or 5xx is ``upstream_failed`` within the
-deadline + 1.5 s with none of its text; one broken server leaves the others working; a peer that echoes the bearer yields
-``[redacted]``; results over the cap are cut and marked.
+deadline + 1.5 s with none of its text; one broken server leaves the others working; a peer that
+echoes the bearer yields ``[redacted]``; results over the cap are cut and marked.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Era of a request: ``MCP-Protocol-Version`` modern → 2026-07-28 rules; a handshake version or no
 header → handshake rules (no header and modern ``_meta`` → 400 ``-32020``; an unknown version →
 400 ``-32022``). Authentication once per HTTP request; 401/403/404 as the table says; browser
-Origins checked; batches only from 2025-03-26 (no header), at most 20 items.
+batches only from 2025-03-26 (no header), at most 20 items. Who may call, and from which browser
+Origin: ``test_endpoint_access.py``.
 """
 
 from __future__ import annotations
@@ -20,157 +21,21 @@ from hub.auth.key_format import generate_key
 from hub.core.db import Database
 from hub.mcp import MODERN_VERSION
 from tests.conftest import make_settings
+from tests.gateway.endpoint_support import deploy_echo_and_region, post, rpc_message
 from tests.gateway.support import META, Deployed, Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade_wire import Reply
-from tests.support.factories import make_principal
 from tests.support.queries import count_queries
-
-ECHO = {
-    "name": "echo",
-    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
-}
-REGION = {
-    "name": "region",
-    "inputSchema": {
-        "type": "object",
-        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
-    },
-}
 
 
 @pytest.fixture
 async def deployed(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> Deployed:
-    peer = await handmade_peer(era="dual", tools=[ECHO, REGION])
-    return await deploy(client, database, [Upstream("up", peer.url)])
-
-
-def _message(
-    method: str, params: dict[str, Any] | None = None, request_id: Any = 1
-) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
-    if request_id is not None:
-        message["id"] = request_id
-    return message
-
-
-async def _post(
-    client: httpx2.AsyncClient, deployed: Deployed, body: Any, **headers: str
-) -> httpx2.Response:
-    return await client.post(deployed.url, json=body, headers={**deployed.headers, **headers})
+    return await deploy_echo_and_region(client, database, handmade_peer)
 
 
 # --- who may call -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("headers", [{}, {"authorization": "Bearer hub_garbage"}])
-async def test_no_valid_key_is_401_with_json_rpc_40100(
-    client: httpx2.AsyncClient, deployed: Deployed, headers: dict[str, str]
-) -> None:
-    r = await client.post(deployed.url, json=_message("tools/list"), headers=headers)
-    assert r.status_code == 401
-    assert r.headers["www-authenticate"] == "Bearer"
-    assert r.json()["error"]["code"] == 40100
-    assert r.json()["error"]["data"] == {"class": "unauthenticated"}
-
-
-async def test_someone_who_is_not_the_agent_is_403_admins_included(
-    client: httpx2.AsyncClient, database: Database, deployed: Deployed
-) -> None:
-    other_agent = await make_principal(
-        database, deployed.setup.tenant_id, role="agent", kind="agent"
-    )
-    for headers in (deployed.setup.admin.headers, other_agent.headers):
-        r = await client.post(deployed.url, json=_message("tools/list"), headers=headers)
-        assert r.status_code == 403
-        assert r.json()["error"]["code"] == 40300
-
-
-async def test_another_tenant_or_an_unknown_deployment_is_404(
-    client: httpx2.AsyncClient, database: Database, deployed: Deployed
-) -> None:
-    other = await deploy(client, database, [])
-    elsewhere = deployed.url.replace(str(deployed.setup.tenant_id), str(other.setup.tenant_id))
-    unknown = deployed.url.replace(deployed.deployment_id, "00000000-0000-4000-8000-000000000000")
-    for url, headers in (
-        (deployed.url, other.headers),
-        (elsewhere, deployed.headers),
-        (unknown, deployed.headers),
-    ):
-        r = await client.post(url, json=_message("tools/list"), headers=headers)
-        assert r.status_code == 404, r.text
-        assert r.json()["error"]["data"]["class"] == "not_found"
-
-
-async def _slug(client: httpx2.AsyncClient, deployed: Deployed) -> str:
-    me = await client.get("/whoami", headers=deployed.headers)
-    return str(me.json()["data"]["tenant_slug"])
-
-
-async def test_the_tenant_may_be_named_by_its_slug(
-    client: httpx2.AsyncClient, database: Database, deployed: Deployed
-) -> None:
-    """``{t}`` is an id or a slug on every tenant route (DESIGN §14), this one included: the
-    README's agent calls ``/tenants/acme/deployments/{d}/mcp``."""
-    tenant = str(deployed.setup.tenant_id)
-    by_slug = deployed.url.replace(tenant, await _slug(client, deployed))
-    listed = await client.post(by_slug, json=_message("tools/list"), headers=deployed.headers)
-    assert listed.status_code == 200, listed.text
-    by_id = await _post(client, deployed, _message("tools/list"))
-    assert listed.json() == by_id.json()
-    call = _message("tools/call", {"name": "up__echo", "arguments": {"text": "by slug"}})
-    called = await client.post(by_slug, json=call, headers=deployed.headers)
-    assert called.status_code == 200, called.text
-    assert called.json()["result"]["structuredContent"] == {"text": "by slug"}, called.text
-
-
-async def test_another_tenants_slug_an_unknown_slug_or_a_malformed_one_is_404(
-    client: httpx2.AsyncClient, database: Database, deployed: Deployed
-) -> None:
-    other = await deploy(client, database, [])
-    tenant = str(deployed.setup.tenant_id)
-    for t in (await _slug(client, other), "no-such-tenant", "Not_A_Slug"):
-        r = await client.post(
-            deployed.url.replace(tenant, t), json=_message("tools/list"), headers=deployed.headers
-        )
-        assert r.status_code == 404, (t, r.text)
-        assert r.json()["error"]["data"]["class"] == "not_found"
-
-
-async def test_a_browser_origin_not_allowed_is_403(
-    client: httpx2.AsyncClient, deployed: Deployed
-) -> None:
-    r = await _post(client, deployed, _message("tools/list"), origin="http://evil.example")
-    assert r.status_code == 403
-
-
-CONSOLE = "http://console.example"
-
-
-@pytest.mark.parametrize("settings", [{"allowed_origins": [CONSOLE]}], indirect=True)
-async def test_an_allowed_origin_is_served_and_any_other_is_403(
-    client: httpx2.AsyncClient, deployed: Deployed
-) -> None:
-    """``HUB_ALLOWED_ORIGINS`` names the browser origins served: exactly those (no prefix, no
-    other scheme or port), and a request with no ``Origin`` (not a browser) as before."""
-    for origin in (CONSOLE, None):
-        headers = {} if origin is None else {"origin": origin}
-        served = await _post(client, deployed, _message("tools/list"), **headers)
-        assert served.status_code == 200, (origin, served.text)
-        tools = {t["name"] for t in served.json()["result"]["tools"]}
-        assert tools == {"up__echo", "up__region"}, origin
-    for origin in (
-        "http://evil.example",
-        "https://console.example",
-        "http://console.example:8080",
-        "http://console.example.evil.example",
-        "null",
-    ):
-        refused = await _post(client, deployed, _message("tools/list"), origin=origin)
-        assert refused.status_code == 403, (origin, refused.text)
-        assert refused.json()["error"]["code"] == 40300, origin
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
@@ -201,7 +66,7 @@ async def test_initialize_is_answered_without_a_session(
         "capabilities": {},
         "clientInfo": {"name": "a", "version": "1"},
     }
-    r = await _post(client, deployed, _message("initialize", params))
+    r = await post(client, deployed, rpc_message("initialize", params))
     assert r.status_code == 200
     assert "mcp-session-id" not in r.headers
     result = r.json()["result"]
@@ -213,10 +78,10 @@ async def test_initialize_is_answered_without_a_session(
 async def test_notifications_are_202_and_ping_answers(
     client: httpx2.AsyncClient, deployed: Deployed
 ) -> None:
-    r = await _post(client, deployed, _message("notifications/initialized", request_id=None))
+    r = await post(client, deployed, rpc_message("notifications/initialized", request_id=None))
     assert r.status_code == 202
     assert r.content == b""
-    r = await _post(client, deployed, _message("ping"), **{"mcp-protocol-version": "2025-11-25"})
+    r = await post(client, deployed, rpc_message("ping"), **{"mcp-protocol-version": "2025-11-25"})
     assert r.json()["result"] == {}
 
 
@@ -226,7 +91,7 @@ async def test_notifications_are_202_and_ping_answers(
 async def test_only_tools_are_served_in_the_handshake_eras(
     client: httpx2.AsyncClient, deployed: Deployed, method: str
 ) -> None:
-    r = await _post(client, deployed, _message(method), **{"mcp-protocol-version": "2025-11-25"})
+    r = await post(client, deployed, rpc_message(method), **{"mcp-protocol-version": "2025-11-25"})
     assert r.status_code == 200
     assert r.json()["error"]["code"] == -32601
 
@@ -235,11 +100,11 @@ async def test_a_2025_03_26_batch_is_answered_item_by_item(
     client: httpx2.AsyncClient, deployed: Deployed
 ) -> None:
     batch = [
-        _message("ping", request_id=1),
-        _message("notifications/initialized", request_id=None),
-        _message("tools/list", request_id=2),
+        rpc_message("ping", request_id=1),
+        rpc_message("notifications/initialized", request_id=None),
+        rpc_message("tools/list", request_id=2),
     ]
-    r = await _post(client, deployed, batch)
+    r = await post(client, deployed, batch)
     assert r.status_code == 200
     answers = {a["id"]: a for a in r.json()}
     assert set(answers) == {1, 2}
@@ -248,15 +113,15 @@ async def test_a_2025_03_26_batch_is_answered_item_by_item(
 
 def _full_batch() -> list[dict[str, Any]]:
     """``MAX_BATCH`` (20) items: a notification and nineteen requests of every kind served."""
-    batch = [_message("notifications/initialized", request_id=None)]
+    batch = [rpc_message("notifications/initialized", request_id=None)]
     for n in range(1, 20):
         if n % 3 == 0:
-            batch.append(_message("ping", request_id=n))
+            batch.append(rpc_message("ping", request_id=n))
         elif n % 3 == 1:
-            batch.append(_message("tools/list", request_id=n))
+            batch.append(rpc_message("tools/list", request_id=n))
         else:
             call = {"name": "up__echo", "arguments": {"text": f"item {n}"}}
-            batch.append(_message("tools/call", call, request_id=n))
+            batch.append(rpc_message("tools/call", call, request_id=n))
     assert len(batch) == 20
     return batch
 
@@ -277,14 +142,14 @@ async def test_a_batch_of_twenty_is_answered_item_by_item_after_one_authenticati
 ) -> None:
     """The largest batch §15 accepts is answered whole, each request by its own answer; and the
     key is read once for the HTTP request, as for a batch of one, not once per item."""
-    await _post(client, deployed, [_message("ping")])  # warm: the caller's policy, the view
+    await post(client, deployed, [rpc_message("ping")])  # warm: the caller's policy, the view
     with count_queries(database) as single:
-        one = await _post(client, deployed, [_message("ping", request_id=7)])
+        one = await post(client, deployed, [rpc_message("ping", request_id=7)])
     assert one.status_code == 200, one.text
     assert one.json() == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
     batch = _full_batch()
     with count_queries(database) as full:
-        r = await _post(client, deployed, batch)
+        r = await post(client, deployed, batch)
     assert r.status_code == 200, r.text
     answers = {a["id"]: a for a in r.json()}
     assert set(answers) == set(range(1, 20))  # nineteen requests; the notification unanswered
@@ -305,9 +170,9 @@ async def test_a_batch_of_twenty_is_answered_item_by_item_after_one_authenticati
 @pytest.mark.parametrize(
     ("batch", "headers"),
     [
-        ([_message("ping", request_id=i) for i in range(21)], {}),
-        ([_message("ping")], {"mcp-protocol-version": "2025-11-25"}),
-        ([_message("ping")], {"mcp-protocol-version": MODERN_VERSION, "mcp-method": "ping"}),
+        ([rpc_message("ping", request_id=i) for i in range(21)], {}),
+        ([rpc_message("ping")], {"mcp-protocol-version": "2025-11-25"}),
+        ([rpc_message("ping")], {"mcp-protocol-version": MODERN_VERSION, "mcp-method": "ping"}),
         ([], {}),
     ],
     ids=["too-many", "2025-11-25", "modern", "empty"],
@@ -315,7 +180,7 @@ async def test_a_batch_of_twenty_is_answered_item_by_item_after_one_authenticati
 async def test_any_other_batch_is_one_minus_32600(
     client: httpx2.AsyncClient, deployed: Deployed, batch: list[Any], headers: dict[str, str]
 ) -> None:
-    r = await _post(client, deployed, batch, **headers)
+    r = await post(client, deployed, batch, **headers)
     assert r.status_code == 400
     body = r.json()
     assert isinstance(body, dict)
@@ -407,10 +272,10 @@ async def test_param_headers_must_mirror_the_arguments(
 async def test_missing_meta_is_400_minus_32602(
     client: httpx2.AsyncClient, deployed: Deployed
 ) -> None:
-    r = await _post(
+    r = await post(
         client,
         deployed,
-        _message("tools/list"),
+        rpc_message("tools/list"),
         **{"mcp-protocol-version": MODERN_VERSION, "mcp-method": "tools/list"},
     )
     assert r.status_code == 400
@@ -429,7 +294,7 @@ async def test_meta_version_must_equal_the_header(
 async def test_modern_meta_without_the_header_is_400_minus_32020(
     client: httpx2.AsyncClient, deployed: Deployed
 ) -> None:
-    r = await _post(client, deployed, _message("tools/list", {"_meta": META}, request_id=302))
+    r = await post(client, deployed, rpc_message("tools/list", {"_meta": META}, request_id=302))
     assert r.status_code == 400
     assert r.json()["id"] == 302
     assert r.json()["error"]["code"] == -32020
@@ -438,8 +303,8 @@ async def test_modern_meta_without_the_header_is_400_minus_32020(
 async def test_an_unknown_version_is_400_minus_32022_naming_the_supported(
     client: httpx2.AsyncClient, deployed: Deployed
 ) -> None:
-    r = await _post(
-        client, deployed, _message("tools/list"), **{"mcp-protocol-version": "2099-01-01"}
+    r = await post(
+        client, deployed, rpc_message("tools/list"), **{"mcp-protocol-version": "2099-01-01"}
     )
     assert r.status_code == 400
     error = r.json()["error"]
@@ -460,8 +325,8 @@ async def test_a_body_that_is_not_json_is_400_minus_32700(
 
 
 async def test_a_modern_notification_is_202(client: httpx2.AsyncClient, deployed: Deployed) -> None:
-    message = _message("notifications/cancelled", {"_meta": META}, request_id=None)
-    r = await _post(
+    message = rpc_message("notifications/cancelled", {"_meta": META}, request_id=None)
+    r = await post(
         client,
         deployed,
         message,
@@ -520,7 +385,7 @@ async def test_an_unreachable_database_is_503_with_json_rpc_50300() -> None:
     ):
         r = await http.post(
             f"/tenants/{uuid.uuid4()}/deployments/{uuid.uuid4()}/mcp",
-            json=_message("tools/list"),
+            json=rpc_message("tools/list"),
             headers={"authorization": f"Bearer {generate_key()[0]}"},
         )
     assert r.status_code == 503
