@@ -56,7 +56,7 @@ from hub.deployments import service as deployments_service
 from hub.deployments.service import ResolvedEntry
 from hub.mcp.challenge import MAX_SCOPES, SCOPE_TOKEN
 from hub.models import Credential, Deployment
-from hub.upstream import UpstreamContext, resolve_target
+from hub.upstream import Target, UpstreamContext, resolve_target
 
 __all__ = ["LEASE_S", "router"]
 
@@ -125,12 +125,13 @@ async def lease_credential(
 ) -> Envelope[LeaseRead]:
     """Lease a direct-mode credential to the deployment's sidecar (≤ 300 s, in memory only)."""
     credential_id = parse_id(c)
-    deployment, direct = await _sidecar_entry(session, access, credential_id, body.deployment_id)
-    parts = components_of(request.app)
-    ctx = parts.get(UpstreamContext)
-    target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
+    deployment, target = await _sidecar_target(
+        request, session, access, credential_id, body.deployment_id
+    )
     credential = target.credential
     assert credential is not None  # noqa: S101 - resolve_target loaded it
+    parts = components_of(request.app)
+    ctx = parts.get(UpstreamContext)
     fingerprints = parts.get(CredentialContext)
     renewed = False
     if credential.is_oauth and ctx.tokens is not None:
@@ -202,13 +203,11 @@ async def report_challenge(
 ) -> Envelope[ChallengeRead]:
     """A direct-mode call's upstream answered the leased OAuth token 403 ``insufficient_scope``:
     the credential records the scopes, as on the hub's own calls (DESIGN §9), for a step-up."""
-    credential_id = parse_id(c)
-    _, direct = await _sidecar_entry(session, access, credential_id, body.deployment_id)
-    parts = components_of(request.app)
-    ctx = parts.get(UpstreamContext)
-    target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
+    _, target = await _sidecar_target(request, session, access, parse_id(c), body.deployment_id)
     credential = target.credential
     assert credential is not None  # noqa: S101 - resolve_target loaded it
+    parts = components_of(request.app)
+    ctx = parts.get(UpstreamContext)
     current = _fingerprint(ctx, parts.get(CredentialContext), credential) == body.fingerprint
     recorded = current and credential.is_oauth and ctx.tokens is not None
     if recorded and ctx.tokens is not None:
@@ -216,6 +215,22 @@ async def report_challenge(
             get_database(request), access.tenant_id, credential, tuple(dict.fromkeys(body.scopes))
         )
     return Envelope(data=ChallengeRead(recorded=recorded))
+
+
+async def _sidecar_target(
+    request: Request,
+    session: AsyncSession,
+    access: TenantAccess,
+    credential_id: uuid.UUID,
+    deployment_id: uuid.UUID,
+) -> tuple[Deployment, Target]:
+    """The deployment and the upstream target (with its credential) of its direct-mode entry
+    that uses ``credential_id``, when the caller is the deployment's sidecar and may use the
+    credential (the order of the module docstring)."""
+    deployment, direct = await _sidecar_entry(session, access, credential_id, deployment_id)
+    ctx = components_of(request.app).get(UpstreamContext)
+    target = await resolve_target(session, ctx, access.tenant_id, direct.server.url, credential_id)
+    return deployment, target
 
 
 async def _sidecar_entry(

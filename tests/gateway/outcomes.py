@@ -43,20 +43,20 @@ FREE = {"name": "free", "inputSchema": {"type": "object"}}  # declares no proper
 ERAS = ["modern", "2025-11-25", "2025-03-26"]
 
 
-def answer_result(response: httpx2.Response) -> dict[str, Any]:
+def _member(response: httpx2.Response, key: str) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     body = response.json()
-    assert "result" in body, body
-    result: dict[str, Any] = body["result"]
-    return result
+    assert key in body, body
+    member: dict[str, Any] = body[key]
+    return member
+
+
+def answer_result(response: httpx2.Response) -> dict[str, Any]:
+    return _member(response, "result")
 
 
 def answer_error(response: httpx2.Response) -> dict[str, Any]:
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert "error" in body, body
-    error: dict[str, Any] = body["error"]
-    return error
+    return _member(response, "error")
 
 
 def error_class(result: dict[str, Any]) -> str:
