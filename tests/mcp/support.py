@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.mcp import CallResult, DiscoveryResult, McpClient
+import pytest
+
+from hub.mcp import CallResult, DiscoveryResult, McpClient, McpError
+from hub.mcp.errors import REASONS
 from tests.peers.handmade import HandmadePeer
+from tests.peers.handmade_wire import RecordedRequest
+from tests.support.leaks import chain
 
 DEADLINE = 5.0
 
@@ -54,3 +59,17 @@ async def call(
 
 def tool(name: str) -> dict[str, Any]:
     return next(t for t in TOOLS if t["name"] == name)
+
+
+def only(requests: list[RecordedRequest]) -> RecordedRequest:
+    (request,) = requests
+    return request
+
+
+async def failure_of(client: McpClient, peer: Any, **options: Any) -> McpError:
+    with pytest.raises(McpError) as caught:
+        await discover(client, peer, **options)
+    error = caught.value
+    assert error.reason in REASONS
+    assert chain(error) == [error]
+    return error
