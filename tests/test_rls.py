@@ -4,43 +4,30 @@ The guard: every table with a ``tenant_id`` column has RLS enabled and forced wi
 ``tenant_scope`` policy (a migration adding a tenant table must call
 :func:`hub.core.rls_ddl.enable_tenant_rls`). Then, as the app's non-owner role: a query that
 forgets its tenant scope returns nothing, an insert into another tenant fails, the platform's
-rows need the platform's scope, and the three reads before a tenant is known (the key, the
-OAuth state, the job claims) go through ``SECURITY DEFINER`` functions nobody else may call.
+rows need the platform's scope. The reads before a tenant is known go through ``SECURITY
+DEFINER`` functions nobody else may call: ``test_rls_definers.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hub.auth.key_format import parse_key
-from hub.auth.repository import insert_console_session
 from hub.core import clock, rls
-from hub.core.crypto import Keyring
 from hub.core.db import Database, create_engine
-from hub.core.jobs import schedule
 from hub.core.migrations import grant_statements
 from hub.core.rls_ddl import POLICY_NAME, SCOPE_EXPR, tenant_rls_sql
 from hub.core.settings import Settings
-from hub.credentials.repository import count_by_key_id_all_tenants
-from hub.credentials.rotation import fields_by_key_id
-from hub.credentials.service import sealed_columns
-from hub.models import ApiKey, ConsoleSession, Credential, Principal, Server, WorkerJob
+from hub.models import ApiKey, Principal, Server
 from hub.models.base import Base
-from hub.oauth.repository import tenants_due_every_tenant
-from hub.oauth.rotation import oauth_fields_by_key_id
-from tests.conftest import TEST_KEY
 from tests.support.databases import (
     APP_ROLE,
     app_url,
@@ -54,11 +41,10 @@ from tests.support.databases import (
 )
 from tests.support.factories import (
     make_platform_admin,
-    make_principal,
-    make_server,
     make_tenant,
     scope_of,
 )
+from tests.support.rls_world import own_engine, two_tenants
 
 #: (table, RLS enabled, forced, the policy's USING and WITH CHECK) of every tenant table
 _PROTECTION = text(
@@ -92,17 +78,6 @@ async def unprotected_tables(conn: AsyncConnection) -> dict[str, str]:
         elif "current_setting('hub.tenant_id'" not in (using or "") or using != check:
             problems[name] = f"the policy is not the tenant scope: {using!r} / {check!r}"
     return problems
-
-
-@contextlib.asynccontextmanager
-async def _own_engine(db: Database) -> AsyncIterator[AsyncEngine]:
-    """The app's role on connections of this test's own (a statement that sets the scope by
-    hand would leave the shared pool's connections out of step with what they are known to hold)."""
-    engine = create_engine(db.engine.url.render_as_string(hide_password=False), pool_size=1)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 @pytest.fixture
@@ -165,16 +140,8 @@ async def test_the_app_role_owns_nothing_and_bypasses_nothing(pg: Database) -> N
     assert owned == 0
 
 
-async def _two_tenants(db: Database) -> tuple[uuid.UUID, uuid.UUID]:
-    a, b = await make_tenant(db), await make_tenant(db)
-    for tenant in (a, b):
-        await make_principal(db, tenant.id)
-        await make_server(db, tenant.id, "files")
-    return a.id, b.id
-
-
 async def test_a_query_that_forgets_its_scope_returns_nothing(pg: Database) -> None:
-    a, b = await _two_tenants(pg)
+    a, b = await two_tenants(pg)
     async with pg.session(write=False) as session:  # no scope at all
         assert (await session.execute(select(Principal))).scalars().all() == []
         assert (await session.execute(select(func.count()).select_from(Server))).scalar() == 0
@@ -190,7 +157,7 @@ async def test_a_query_that_forgets_its_scope_returns_nothing(pg: Database) -> N
 
 
 async def test_an_insert_into_another_tenant_fails(pg: Database) -> None:
-    a, b = await _two_tenants(pg)
+    a, b = await two_tenants(pg)
     with rls.scope(scope_of(a)), pytest.raises(DBAPIError, match="row-level security"):
         async with pg.session() as session:
             session.add(
@@ -215,7 +182,7 @@ async def test_an_insert_into_another_tenant_fails(pg: Database) -> None:
 
 
 async def test_a_transaction_cannot_move_a_row_to_another_tenant(pg: Database) -> None:
-    a, b = await _two_tenants(pg)
+    a, b = await two_tenants(pg)
     with rls.scope(scope_of(a)), pytest.raises(DBAPIError, match="row-level security"):
         async with pg.session() as session:
             await session.execute(update(Server).where(Server.tenant_id == a).values(tenant_id=b))
@@ -236,8 +203,8 @@ async def test_the_platform_rows_need_the_platform_scope(pg: Database) -> None:
 
 async def test_a_scope_set_in_a_transaction_ends_with_it(pg: Database) -> None:
     """``set_config(…, true)``: the next transaction on the same connection sees no rows."""
-    a, _b = await _two_tenants(pg)
-    async with _own_engine(pg) as engine, engine.connect() as conn:
+    a, _b = await two_tenants(pg)
+    async with own_engine(pg) as engine, engine.connect() as conn:
         async with conn.begin():
             await conn.execute(text("SELECT set_config('hub.tenant_id', :v, true)"), {"v": str(a)})
             inside = (await conn.execute(select(func.count()).select_from(Server))).scalar()
@@ -248,7 +215,7 @@ async def test_a_scope_set_in_a_transaction_ends_with_it(pg: Database) -> None:
 
 async def test_requests_of_two_tenants_see_their_own_rows(pg: Database) -> None:
     """A scoped read, then another tenant's, on the app's pooled connections: none leaks."""
-    a, b = await _two_tenants(pg)
+    a, b = await two_tenants(pg)
     for tenant in (a, b, a, b):
         with rls.scope(scope_of(tenant)):
             for write in (False, True):
@@ -257,161 +224,6 @@ async def test_requests_of_two_tenants_see_their_own_rows(pg: Database) -> None:
                 assert seen == [tenant]
     async with pg.session(write=False) as session:  # and unscoped again: nothing
         assert (await session.execute(select(Server.tenant_id))).scalars().all() == []
-
-
-async def test_the_definer_functions_are_not_public(pg: Database) -> None:
-    async with pg.engine.connect() as conn:
-        rows = (
-            await conn.execute(
-                text(
-                    "SELECT p.proname, p.prosecdef, has_function_privilege('public', p.oid, "
-                    "'EXECUTE'), has_function_privilege(current_user, p.oid, 'EXECUTE'), "
-                    "pg_get_userbyid(p.proowner) <> current_user FROM pg_proc p "
-                    "WHERE p.proname LIKE 'hub\\_%' ORDER BY p.proname"
-                )
-            )
-        ).all()
-    assert [tuple(r) for r in rows] == [
-        ("hub_auth_key", True, False, True, True),
-        ("hub_claim_jobs", True, False, True, True),
-        ("hub_console_session", True, False, True, True),
-        ("hub_credential_key_ids", True, False, True, True),
-        ("hub_gateway_read", True, False, True, True),
-        ("hub_oauth_due_tenants", True, False, True, True),
-        ("hub_oauth_key_ids", True, False, True, True),
-        ("hub_oauth_state_tenant", True, False, True, True),
-        ("hub_pending_approvals", True, False, True, True),
-        ("hub_pinned_drift_marks", True, False, True, True),
-    ]
-
-
-async def test_job_claims_cross_tenants_through_the_definer(pg: Database) -> None:
-    a, b = await _two_tenants(pg)
-    for tenant in (a, b):
-        with rls.scope(scope_of(tenant)):
-            async with pg.session() as session:
-                await schedule(
-                    session, "rls.probe", str(tenant), due_at=clock.now(), tenant_id=tenant
-                )
-    now = clock.now() + timedelta(seconds=1)
-    async with pg.session() as session:  # no scope: the worker's claim
-        claimed = (
-            await session.execute(
-                text("SELECT tenant_id FROM hub_claim_jobs(:k, :l, :now, 10, 'me')"),
-                {"k": ["rls.probe"], "l": [30.0], "now": now},
-            )
-        ).scalars()
-        assert set(claimed) == {a, b}
-    async with owner_session(pg, write=False) as session:
-        holders = (await session.execute(select(WorkerJob.holder))).scalars().all()
-    assert holders == ["me", "me"]
-
-
-def _sealed_credential(tenant: uuid.UUID, name: str, kind: str, field: str) -> Credential:
-    """A credential row of ``tenant`` whose ``field`` is sealed under key ``t1``."""
-    cid, now = uuid.uuid4(), clock.now()
-    return Credential(
-        id=cid,
-        tenant_id=tenant,
-        name=name,
-        type=kind,
-        status="active",
-        meta={},
-        version=1,
-        created_at=now,
-        updated_at=now,
-        **sealed_columns(Keyring.parse(f"t1:{TEST_KEY}"), tenant, cid, field, "x"),
-    )
-
-
-async def test_the_probes_counts_see_every_tenant_through_the_definers(pg: Database) -> None:
-    """``/readyz``'s key ids and the gauges' counts, read as the app role with no scope (as a
-    probe reads them): every tenant's rows, through the definers of migration 0904."""
-    a, b = await _two_tenants(pg)
-    async with owner_session(pg) as session:
-        for tenant, secrets in ((a, 1), (b, 2)):
-            for i in range(secrets):
-                session.add(_sealed_credential(tenant, f"c{i}", "api_key", "secret"))
-    async with pg.session(write=False) as session:  # what a scope-less read alone would see
-        assert await count_by_key_id_all_tenants(session) == {}
-    assert await fields_by_key_id(pg) == {"t1": 3}
-    assert await oauth_fields_by_key_id(pg) == {}
-
-
-async def test_the_refresher_finds_the_tenants_with_tokens_due(pg: Database) -> None:
-    """Its pass visits only the tenants the definer names, the most urgent first; the claim
-    itself stays in each tenant's scope."""
-    a, b = await _two_tenants(pg)
-    c = (await make_tenant(pg)).id  # a token that is not due
-    now = clock.now()
-    async with owner_session(pg) as session:
-        for tenant, expires_in in ((a, 300), (b, 60), (c, 86_400)):
-            credential = _sealed_credential(tenant, "o", "oauth_token", "refresh_token")
-            credential.oauth_token_endpoint = "https://auth.example.com/token"
-            credential.expires_at = now + timedelta(seconds=expires_in)
-            session.add(credential)
-    async with pg.session(write=False) as session:  # the app role, no scope
-        due = await tenants_due_every_tenant(session, now + timedelta(seconds=600), now)
-    assert due == [b, a]
-
-
-async def test_the_key_read_sets_the_scope_of_its_tenant(pg: Database) -> None:
-    a, _b = await _two_tenants(pg)
-    actor = await make_principal(pg, a)
-    parsed = parse_key(actor.key)
-    assert parsed is not None
-    key_id = parsed.key_id
-    async with _own_engine(pg) as engine, engine.connect() as conn:
-        row = (
-            await conn.execute(text("SELECT tenant_id, scope FROM hub_auth_key(:k)"), {"k": key_id})
-        ).one()
-        seen = (await conn.execute(select(Server.tenant_id))).scalars().all()
-        unknown = (
-            await conn.execute(text("SELECT api_key_id, scope FROM hub_auth_key('nope')"))
-        ).one()
-        after_unknown = (await conn.execute(select(Server.tenant_id))).scalars().all()
-        await conn.rollback()
-    assert (row.tenant_id, row.scope) == (a, str(a))
-    assert seen == [a]
-    assert tuple(unknown) == (None, "")
-    assert after_unknown == []
-
-
-async def test_the_console_cookie_read_sets_the_scope_of_its_tenant(pg: Database) -> None:
-    a, _b = await _two_tenants(pg)
-    actor = await make_principal(pg, a)
-    async with owner_session(pg, write=False) as session:
-        key_row = (
-            await session.execute(
-                select(ApiKey.id).where(ApiKey.principal_id == actor.principal_id)
-            )
-        ).scalar_one()
-    async with owner_session(pg) as session:
-        await insert_console_session(
-            session,
-            tenant_id=a,
-            principal_id=actor.principal_id,
-            api_key_id=key_row,
-            token_hash="ab" * 32,
-            now=clock.now(),
-        )
-    async with pg.session(write=False) as session:  # no scope: the cookie comes first
-        hidden = (await session.execute(select(ConsoleSession.id))).scalars().all()
-    assert hidden == []  # the table is under the tenant policy
-    async with _own_engine(pg) as engine, engine.connect() as conn:
-        row = (
-            await conn.execute(
-                text("SELECT api_key_id, scope FROM hub_console_session(:h)"), {"h": "ab" * 32}
-            )
-        ).one()
-        seen = (await conn.execute(select(Server.tenant_id))).scalars().all()
-        unknown = (await conn.execute(text("SELECT id, scope FROM hub_console_session('x')"))).one()
-        after_unknown = (await conn.execute(select(Server.tenant_id))).scalars().all()
-        await conn.rollback()
-    assert (row.api_key_id, row.scope) == (key_row, str(a))
-    assert seen == [a]
-    assert tuple(unknown) == (None, "")
-    assert after_unknown == []
 
 
 def test_the_policy_reads_the_transaction_setting() -> None:
