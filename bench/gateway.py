@@ -41,20 +41,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import httpx2
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from bench import _instructions
+from bench._calls import Call, Samples, calling, sdk_session, timed
 from bench._instructions import Setup, instructions_per_call, valgrind_present
 from bench._peer import REPO_ROOT, start_sdk_peer
 from bench._serving import cpu_seconds, hub_env, pid_serving, served
@@ -79,47 +76,6 @@ TOOLS = [
     }
     for name in ("echo", "approve_me")
 ]
-
-Call = Callable[[], Awaitable[None]]
-
-
-@dataclass
-class Samples:
-    times: list[float] = field(default_factory=list)
-
-    def quantile(self, q: float) -> float:
-        ordered = sorted(self.times)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-    @property
-    def p50(self) -> float:
-        return statistics.median(self.times)
-
-
-@contextlib.asynccontextmanager
-async def sdk_session(
-    url: str, mode: str, headers: dict[str, str] | None = None
-) -> AsyncIterator[Client]:
-    """One long-lived official SDK client on ``url`` (its own pooled HTTP client)."""
-    async with httpx2.AsyncClient(headers=headers or {}, timeout=30) as http:
-        transport = streamable_http_client(url, http_client=http)
-        async with Client(transport, mode=mode, cache=None) as client:
-            yield client
-
-
-def calling(client: Client, name: str, arguments: dict[str, Any]) -> Call:
-    async def call() -> None:
-        done = await client.call_tool(name, arguments)
-        if done.is_error:
-            raise RuntimeError(f"{name}: {done.content}")
-
-    return call
-
-
-async def timed(call: Call) -> float:
-    start = time.perf_counter()
-    await call()
-    return time.perf_counter() - start
 
 
 async def interleaved(calls: list[Call], rounds: int) -> list[Samples]:

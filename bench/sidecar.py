@@ -25,14 +25,14 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx2
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
+from bench._calls import Call, calling, quantile, sdk_session
 from bench._peer import REPO_ROOT, start_sdk_peer
 from bench._serving import hub_env, served
 from hub.core.db import Database
@@ -51,17 +51,6 @@ TOOLS = [
     }
 ]
 
-Call = Callable[[], Awaitable[None]]
-
-
-@contextlib.asynccontextmanager
-async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(headers=headers or {}, timeout=30) as http,
-        Client(streamable_http_client(url, http_client=http), cache=None) as client,
-    ):
-        yield client
-
 
 @contextlib.asynccontextmanager
 async def sidecar_session(
@@ -78,20 +67,6 @@ async def sidecar_session(
     with (workdir / f"sidecar-{mode}.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), cache=None) as client:
             yield client
-
-
-def calling(client: Client, name: str) -> Call:
-    async def call() -> None:
-        done = await client.call_tool(name, {"text": "x"})
-        if done.is_error:
-            raise RuntimeError(f"{name}: {done.content}")
-
-    return call
-
-
-def quantile(times: list[float], q: float) -> float:
-    ordered = sorted(times)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def measure(paths: dict[str, Call]) -> dict[str, list[float]]:
@@ -130,17 +105,17 @@ async def bench(port: int, peer_url: str, db_url: str, workdir: Path) -> None:
         await db.dispose()
     deployed = world.deployed
     async with (
-        http_session(peer_url) as peer,
-        http_session(base + deployed.url, deployed.headers) as hub,
+        sdk_session(peer_url) as peer,
+        sdk_session(base + deployed.url, headers=deployed.headers) as hub,
         sidecar_session(base, world, "relay", workdir) as relay,
         sidecar_session(base, world, "direct", workdir) as direct,
     ):
         samples = await measure(
             {
-                "peer": calling(peer, "echo"),
-                "hub": calling(hub, "peer__echo"),
-                "relay": calling(relay, "peer__echo"),
-                "direct": calling(direct, "peer__echo"),
+                "peer": calling(peer, "echo", {"text": "x"}),
+                "hub": calling(hub, "peer__echo", {"text": "x"}),
+                "relay": calling(relay, "peer__echo", {"text": "x"}),
+                "direct": calling(direct, "peer__echo", {"text": "x"}),
             }
         )
     print(f"SQLite (file): {ROUNDS} interleaved calls per path (2026-07-28, allow)")
