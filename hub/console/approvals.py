@@ -106,10 +106,14 @@ async def _deployment_name(page: TenantConsole, item: ApprovalRead) -> str | Non
     return row.name if row is not None else None
 
 
-async def _pinned_tool(page: TenantConsole, item: ApprovalRead) -> dict[str, Any] | None:
-    """The tool as the call's catalog version holds it (what the upstream says it does), for
-    the person deciding; ``None`` when they may not read the catalog or it is gone."""
-    if not await page.may(f"catalog:{item.server}", "read"):
+async def _pinned_tool(
+    page: TenantConsole, item: ApprovalRead, may_decide: bool
+) -> dict[str, Any] | None:
+    """The tool as the call's catalog version holds it (what the upstream says it does, its
+    ``destructiveHint`` included), for whoever may read the catalog or decide this approval:
+    judging the call needs it, whatever the approver's catalog grants; ``None`` otherwise, or
+    when the catalog is gone."""
+    if not (may_decide or await page.may(f"catalog:{item.server}", "read")):
         return None
     try:
         catalog = await catalogs.get_catalog(
@@ -127,10 +131,11 @@ async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> R
     names = await principal_names(
         page, [item.agent_id, *([item.decided_by] if item.decided_by else [])]
     )
-    may_decide = page.caller.kind == "user" and item.agent_id != page.caller.principal_id
+    someone_else = page.caller.kind == "user" and item.agent_id != page.caller.principal_id
+    may_decide = someone_else and await page.may(f"approval:{item.id}", "decide")
     # the service decides; this only spares a person a button that would answer 403
     may_approve = may_decide and await page.may(item.grant_key, "call")
-    tool = await _pinned_tool(page, item)
+    tool = await _pinned_tool(page, item, may_decide)
     annotations = tool.get("annotations") if tool is not None else None
     return render(
         page,
@@ -142,6 +147,7 @@ async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> R
         tool=tool,
         destructive=isinstance(annotations, dict) and annotations.get("destructiveHint") is True,
         may_decide=may_decide,
+        someone_else=someone_else,
         may_approve=may_approve,
     )
 

@@ -22,7 +22,8 @@ __all__ = ["sdk_peer"]
 XSS = '<script>alert("xss")</script><img src=x onerror=alert(1)>'
 TOOLS_V1: list[dict[str, object]] = [
     {"name": "delete_record", "description": XSS, "inputSchema": {"type": "object"}},
-    {"name": "search", "description": "Searches.", "inputSchema": {"type": "object"}},
+    # a right-to-left override in a description: shown escaped outside the JSON too
+    {"name": "search", "description": "Searches.\u202eexe.txt", "inputSchema": {"type": "object"}},
 ]
 TOOLS_V2: list[dict[str, object]] = [
     {"name": "delete_record", "description": "Deletes.", "inputSchema": {"type": "object"}},

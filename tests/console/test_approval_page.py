@@ -93,5 +93,46 @@ async def test_a_person_who_may_not_read_the_catalog_sees_no_tool(
         assert shown.status_code == 200
         assert 'id="arguments"' in shown.text
         assert 'id="tool"' not in shown.text
+        assert 'id="tool-hidden"' in shown.text  # the page says what it leaves out, and why
+        assert 'id="no-decide"' in shown.text
         assert "&lt;script&gt;alert(" not in shown.text  # delete_record's description
         assert "support-bot" not in shown.text
+
+
+async def test_a_person_who_may_decide_sees_the_tool_without_reading_the_catalog(
+    app: FastAPI, world: ConsoleWorld, database: Database, client: httpx2.AsyncClient
+) -> None:
+    """Judging the call needs what the tool says it does: an approver who holds ``decide`` but
+    no ``catalog:`` read is still warned that the tool declares itself destructive."""
+    await seed_catalogs(database, world.tenant_id, "ops", [[DROP]])
+    drop = await seed_approval(
+        database,
+        world.tenant_id,
+        world.agent.principal_id,
+        world.deployment_id,
+        arguments={"table": "users"},
+        handle="ops",
+        tool="drop",
+    )
+    approver = await make_principal(database, world.tenant_id, role=None, name="approver")
+    for action in ("read", "decide"):
+        granted = await client.post(
+            world.setup.url("grants"),
+            json={
+                "principal_id": str(approver.principal_id),
+                "resource": "approval:*",
+                "action": action,
+                "effect": "allow",
+            },
+            headers=world.setup.admin.headers,
+        )
+        assert granted.status_code == 201, granted.text
+    async with browser_client(app) as http:
+        person = ConsoleUser(http)
+        assert (await person.sign_in(approver.key)).status_code == 303
+        shown = (await http.get(world.page("approvals", drop))).text
+    assert 'id="tool-destructive"' in shown
+    assert 'id="tool"' in shown
+    assert 'id="tool-hidden"' not in shown
+    assert 'value="deny"' in shown  # may deny; approving also needs the tool's call
+    assert 'value="approve"' not in shown

@@ -77,6 +77,15 @@ async def _setup(hub: ServedHub, http: httpx2.AsyncClient, peer_url: str) -> dic
     bot = await admin.post(f"{t}/principals", {"kind": "agent", "name": "bot", "role": "agent"})
     bot_key = (await admin.post(f"{t}/principals/{bot['id']}/keys"))["key"]
     await admin.post(f"{t}/servers", {"handle": "peer", "url": peer_url})
+    # a row on the credentials page, whose hidden labels must not widen it at 390 px
+    await admin.post(
+        f"{t}/credentials",
+        {
+            "name": "a-credential-with-a-rather-long-name",
+            "type": "secret",
+            "secret": "not-sent-anywhere-0123456789",
+        },
+    )
     await admin.post(f"{t}/servers/peer/catalogs")
     await admin.post(
         f"{t}/grants",

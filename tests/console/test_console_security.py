@@ -179,6 +179,10 @@ async def test_xss_in_a_tool_description_and_in_arguments_is_inert(
         assert "<img src=x" not in page.text
         assert "&lt;script&gt;alert(" in page.text or "&lt;script&gt;alert(&#34;" in page.text
         _framing_refused(page)
+    for path in pages[0], pages[2]:  # the description as text, outside the JSON, escaped too
+        page = await user.get(path)
+        assert "\u202e" not in page.text, path
+        assert "Searches.\\u202eexe.txt" in page.text, path
     shown = (await user.get(world.page("approvals", approval))).text
     for hidden in ("\u202e", "\u200b", "\u2028"):
         assert hidden not in shown
