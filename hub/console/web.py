@@ -95,9 +95,7 @@ def visible(value: Any) -> str:
     """``value`` as text with the characters that could hide or reorder it (bidirectional
     overrides, zero-width, controls) shown as ``\\uXXXX``, as :func:`exact_json` shows them: for
     what an upstream wrote (a tool's name and description) outside the JSON."""
-    return "".join(
-        _escape_char(c) if unicodedata.category(c) in _HIDDEN else c for c in str(value)
-    )
+    return "".join(_escape_char(c) if unicodedata.category(c) in _HIDDEN else c for c in str(value))
 
 
 env.filters["exact_json"] = exact_json
