@@ -97,13 +97,14 @@ async def approvals_queue(
     return render(page, page.request, "approvals/_queue.html", names=names, **data)
 
 
-async def _deployment_name(page: TenantConsole, item: ApprovalRead) -> str | None:
+async def _deployment_name(page: TenantConsole, item: ApprovalRead) -> tuple[bool, str | None]:
+    """Whether the caller may read the approval's deployment (its page), and then its name."""
     if not await page.may(f"deployment:{item.deployment_id}", "read"):
-        return None
+        return False, None
     row = await deployments.get_deployment_or_none(
         page.session, page.access.tenant_id, item.deployment_id
     )
-    return row.name if row is not None else None
+    return True, row.name if row is not None else None
 
 
 async def _pinned_tool(
@@ -136,6 +137,7 @@ async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> R
     # the service decides; this only spares a person a button that would answer 403
     may_approve = may_decide and await page.may(item.grant_key, "call")
     tool = await _pinned_tool(page, item, may_decide)
+    may_read_deployment, deployment_name = await _deployment_name(page, item)
     annotations = tool.get("annotations") if tool is not None else None
     return render(
         page,
@@ -143,7 +145,8 @@ async def approval(a: str, page: TenantConsoleDep, ctx: ApprovalContextDep) -> R
         "approvals/detail.html",
         item=item,
         names=names,
-        deployment_name=await _deployment_name(page, item),
+        deployment_name=deployment_name,
+        may_read_deployment=may_read_deployment,
         tool=tool,
         destructive=isinstance(annotations, dict) and annotations.get("destructiveHint") is True,
         may_decide=may_decide,

@@ -18,6 +18,7 @@ from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.auth.console_sessions import csrf_of, end_session, new_token, open_session
 from hub.auth.key_format import parse_key
+from hub.authz.deps import get_tenant_access
 from hub.console.routing import console_router
 from hub.console.security import (
     PRE_COOKIE,
@@ -27,7 +28,7 @@ from hub.console.security import (
     clear_cookie,
     set_cookie,
 )
-from hub.console.web import ConsoleDep, form_of, redirect, render
+from hub.console.web import ConsoleDep, form_of, readable_sections, redirect, render
 from hub.core.deps import SessionDep, get_settings_dep
 from hub.core.errors import NotFound, Unauthorized
 from hub.core.handlers import request_id_of
@@ -132,8 +133,11 @@ async def logout(console: ConsoleDep) -> Response:
 @router.get("", name="console.home")
 async def home(console: ConsoleDep) -> Response:
     own = console.caller.tenant_id
-    if own is not None:
-        return redirect(f"/console/t/{own.value}/approvals")
+    if own is not None:  # to the first section it may read (approvals when it may read none)
+        access = await get_tenant_access(console.request, console.caller, str(own.value))
+        sections = await readable_sections(access)
+        first = sections[0][0] if sections else "approvals"
+        return redirect(f"/console/t/{own.value}/{first}")
     return render(console, console.request, "session/tenants.html")
 
 

@@ -117,12 +117,35 @@ class Console:
         return request_id_of(self.request)
 
 
+#: The console's sections in a tenant: (path, label, and what reading its page needs)
+SECTIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("approvals", "Approvals", "approval:*", "read"),
+    ("deployments", "Deployments", "deployment:*", "read"),
+    ("servers", "Servers", "server:*", "read"),
+    ("grants", "Grants", "grant:*", "read"),
+    ("credentials", "Credentials", "credential:*", "read"),
+    ("audit", "Audit", "audit", "read"),
+)
+
+
+async def readable_sections(access: TenantAccess) -> tuple[tuple[str, str], ...]:
+    """The (path, label) of each section whose page ``access`` may read: the navigation offers
+    only those (a link to a 403 page is a dead end, and each refusal is an audit row)."""
+    readable = []
+    for path, label, resource, action in SECTIONS:
+        if await access.effect(resource, action) == "allow":
+            readable.append((path, label))
+    return tuple(readable)
+
+
 @dataclass(frozen=True)
 class TenantConsole(Console):
-    """A signed-in request acting in a tenant; ``t`` is the path's spelling of it (for links)."""
+    """A signed-in request acting in a tenant; ``t`` is the path's spelling of it (for links);
+    ``sections``, what its navigation offers."""
 
     access: TenantAccess
     t: str
+    sections: tuple[tuple[str, str], ...] = ()
 
     async def require(self, resource: str, action: str) -> None:
         """403 naming the resource and action, unless the caller's decision is ``allow``."""
@@ -180,7 +203,10 @@ async def tenant_console(
     access = await get_tenant_access(request, console.caller, t)
     limited = Response()
     await enforce(request, limited, "rest", str(console.caller.principal_id))
-    page = TenantConsole(request, console.session, console.caller, console.csrf, access, t)
+    sections = await readable_sections(access)
+    page = TenantConsole(
+        request, console.session, console.caller, console.csrf, access, t, sections
+    )
     request.state.console = page
     return page
 

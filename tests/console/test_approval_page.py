@@ -95,6 +95,8 @@ async def test_a_person_who_may_not_read_the_catalog_sees_no_tool(
         assert 'id="tool"' not in shown.text
         assert 'id="tool-hidden"' in shown.text  # the page says what it leaves out, and why
         assert 'id="no-decide"' in shown.text
+        assert f'/deployments/{world.deployment_id}"' not in shown.text  # no link to a 403
+        assert str(world.deployment_id) in shown.text  # the id, as text
         assert "&lt;script&gt;alert(" not in shown.text  # delete_record's description
         assert "support-bot" not in shown.text
 

@@ -297,3 +297,33 @@ async def test_the_token_may_come_in_a_header(user: ConsoleUser, world: ConsoleW
     )
     assert out.status_code == 303
     assert (await user.get(world.page("approvals"))).status_code == 303
+
+
+async def test_sign_in_lands_on_the_first_section_the_principal_may_read_and_offers_only_those(
+    app: FastAPI, world: ConsoleWorld, database: Database
+) -> None:
+    """A deployer reads no approvals: it used to land on a 403 page (an audited refusal on
+    every sign-in) and to be offered links to five more. It lands on deployments now, and the
+    navigation names only the sections it may open."""
+    deployer = await make_principal(database, world.tenant_id, role="deployer", name="dee")
+    nobody = await make_principal(database, world.tenant_id, role=None, name="nobody")
+    async with browser_client(app) as http:
+        user = ConsoleUser(http)
+        assert (await user.sign_in(deployer.key)).status_code == 303
+        home = await http.get("/console")
+        assert home.headers["location"] == f"/console/t/{world.tenant_id}/deployments"
+        page = (await http.get(home.headers["location"])).text
+        offered = re.findall(r'<li><a href="/console/t/[^/"]+/(\w+)"', page)
+        assert offered == ["deployments", "servers", "credentials"], offered  # its role template
+    assert await audit_events(database, action="approval.list") == []
+    async with browser_client(app) as http:  # may read nothing: the approvals page says why
+        user = ConsoleUser(http)
+        assert (await user.sign_in(nobody.key)).status_code == 303
+        home = await http.get("/console")
+        assert home.headers["location"] == f"/console/t/{world.tenant_id}/approvals"
+    async with browser_client(app) as http:  # the tenant admin: every section
+        user = ConsoleUser(http)
+        assert (await user.sign_in(world.setup.admin.key)).status_code == 303
+        page = (await http.get(f"/console/t/{world.tenant_id}/approvals")).text
+        offered = re.findall(r'<li><a href="/console/t/[^/"]+/(\w+)"', page)
+        assert offered == ["approvals", "deployments", "servers", "grants", "credentials", "audit"]
