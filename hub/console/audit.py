@@ -20,7 +20,8 @@ from hub.console.routing import console_router
 from hub.console.web import TenantConsole, TenantConsoleDep, render
 from hub.core.deps import DatabaseDep
 from hub.core.errors import BadRequest
-from hub.core.pagination import PageParams, decode_cursor
+from hub.core.pagination import Page, PageParams, decode_cursor
+from hub.models import AuditEvent
 from hub.principals import service as principals
 
 __all__ = ["router"]
@@ -66,15 +67,22 @@ def _filters(
 Text = Annotated[str | None, Query(max_length=64)]
 
 
-async def _actor(page: TenantConsole, actor: str | None) -> uuid.UUID | None:
-    """The actor filter: a principal's id, or a name naming exactly one of the tenant's."""
+async def _actor(page: TenantConsole, actor: str | None) -> tuple[uuid.UUID | None, str | None]:
+    """The actor filter (a principal's id, or a name naming exactly one of the tenant's or a
+    platform admin), or why it matches no event: shown on the page, the other filters kept."""
     actor = (actor or "").strip()
     if not actor:
-        return None
+        return None, None
     try:
-        return uuid.UUID(actor)
+        return uuid.UUID(actor), None
     except ValueError:
-        return await principals.principal_named(page.session, page.access.tenant_id, actor)
+        pass
+    found = await principals.actor_ids_named(page.session, page.access.tenant_id, actor)
+    if len(found) == 1:
+        return found[0], None
+    if found:
+        return None, f"Several principals are named {actor!r}: give the id."
+    return None, f"No principal is named {actor!r}."
 
 
 @router.get("", name="console.audit")
@@ -88,11 +96,14 @@ async def audit(
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response:
     await page.require("audit", "read")
-    filters = _filters(action, await _actor(page, actor), outcome, since, until)
+    actor_id, unmatched = await _actor(page, actor)
+    filters = _filters(action, actor_id, outcome, since, until)
     params = PageParams(LIMIT, decode_cursor(cursor) if cursor else None)
-    result = await service.list_events(
-        page.session, page.access.tenant_id, filters, params, newest_first=True
-    )
+    result: Page[AuditEvent] = Page([], None)
+    if unmatched is None:
+        result = await service.list_events(
+            page.session, page.access.tenant_id, filters, params, newest_first=True
+        )
     query = {
         "action": action or "",
         "actor": actor or "",
@@ -111,6 +122,7 @@ async def audit(
         query=query,
         actions=ACTIONS,
         outcomes=OUTCOMES,
+        unmatched=unmatched,
     )
 
 

@@ -101,6 +101,16 @@ async def get_platform_principal(
     return (await session.execute(query)).scalar_one_or_none()
 
 
+async def platform_ids_named(session: AsyncSession, name: str) -> Sequence[uuid.UUID]:
+    """The ids of the platform admins named ``name``, at most two (as :func:`ids_named`)."""
+    query = (
+        select(Principal.id)
+        .where(Principal.name == name, Principal.is_platform_admin.is_(True))
+        .limit(2)
+    )
+    return (await session.execute(query)).scalars().all()
+
+
 async def get_platform_admin_key(
     session: AsyncSession, principal_id: uuid.UUID, key_id: uuid.UUID
 ) -> ApiKey | None:

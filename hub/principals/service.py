@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -97,6 +98,16 @@ async def principal_named(session: AsyncSession, tenant_id: TenantId, name: str)
     if len(found) > 1:
         raise BadRequest(f"several principals are named {name!r}; give the id")
     return found[0]
+
+
+async def actor_ids_named(
+    session: AsyncSession, tenant_id: TenantId, name: str
+) -> Sequence[uuid.UUID]:
+    """Who ``name`` may name as an audit row's actor: the tenant's principals so named, else the
+    platform admins so named (who act in every tenant, as :func:`principal_label` names them);
+    at most two, as :func:`hub.principals.repository.ids_named`."""
+    found = await repository.ids_named(session, tenant_id, name)
+    return found or await repository.platform_ids_named(session, name)
 
 
 async def list_principals(
