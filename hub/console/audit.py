@@ -20,8 +20,7 @@ from hub.console.routing import console_router
 from hub.console.web import TenantConsole, TenantConsoleDep, render
 from hub.core.deps import DatabaseDep
 from hub.core.errors import BadRequest
-from hub.core.pagination import Page, PageParams, decode_cursor
-from hub.models import AuditEvent
+from hub.core.pagination import PageParams, decode_cursor
 from hub.principals import service as principals
 
 __all__ = ["router"]
@@ -99,11 +98,14 @@ async def audit(
     actor_id, unmatched = await _actor(page, actor)
     filters = _filters(action, actor_id, outcome, since, until)
     params = PageParams(LIMIT, decode_cursor(cursor) if cursor else None)
-    result: Page[AuditEvent] = Page([], None)
+    items: list[AuditEventRead] = []
+    next_cursor = None
     if unmatched is None:
         result = await service.list_events(
             page.session, page.access.tenant_id, filters, params, newest_first=True
         )
+        items = [AuditEventRead.model_validate(e) for e in result.items]
+        next_cursor = result.next_cursor
     query = {
         "action": action or "",
         "actor": actor or "",
@@ -111,14 +113,14 @@ async def audit(
         "since": since or "",
         "until": until or "",
     }
-    names = await principal_names(page, (e.actor_id for e in result.items if e.actor_id))
+    names = await principal_names(page, (e.actor_id for e in items if e.actor_id))
     return render(
         page,
         page.request,
         "audit/list.html",
-        items=[AuditEventRead.model_validate(e) for e in result.items],
+        items=items,
         names=names,
-        next_cursor=result.next_cursor,
+        next_cursor=next_cursor,
         query=query,
         actions=ACTIONS,
         outcomes=OUTCOMES,
