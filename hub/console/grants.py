@@ -5,7 +5,7 @@ write; a tenant_admin may always delete). The check is a GET form: it reads only
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Query
 from pydantic import ValidationError
@@ -17,6 +17,7 @@ from hub.core.deps import get_settings_dep
 from hub.core.errors import BadRequest
 from hub.core.pagination import PageParams
 from hub.core.paths import parse_id
+from hub.deployments import service as deployments
 from hub.grants import service
 from hub.grants.deps import EffectiveCheckDep, PolicyCacheDep
 from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision, GrantRead
@@ -48,6 +49,55 @@ async def _principals(page: TenantConsole) -> list[PrincipalRead] | None:
     return [PrincipalRead.model_validate(p) for p in result.items]
 
 
+async def _deployments(page: TenantConsole) -> list[tuple[uuid.UUID, str]] | None:
+    """The deployments the check may name, ``(id, label)``, when the caller may list them."""
+    if not await page.may("deployment:*", "read"):
+        return None
+    result = await deployments.list_deployments(page.session, page.access, PageParams(LIMIT, None))
+    return [(d.id, d.name or str(d.id)) for d in result.items]
+
+
+async def _context(page: TenantConsole) -> dict[str, Any]:
+    """What every rendering of the page needs besides its grants: the principals (by name),
+    the deployments, the choices."""
+    people = await _principals(page)
+    return {
+        "principals": people,
+        "principal_names": {p.id: p.name for p in people or ()},
+        "deployments": await _deployments(page),
+        "actions": ACTIONS,
+        "effects": EFFECTS,
+    }
+
+
+def _check_of(
+    principal_id: str, resource: str, action: str, deployment_id: str | None
+) -> GrantCheck:
+    """The check the form asks for; a 400 naming the field that is wrong."""
+    chosen = _principal_id(principal_id)
+    if chosen is None:
+        raise BadRequest("choose a principal")
+    if not resource.strip():
+        raise BadRequest("give a resource to check, such as tool:github.create_issue")
+    if action not in ACTIONS:
+        raise BadRequest("choose an action")
+    deployment = None
+    if deployment_id and deployment_id.strip():
+        try:
+            deployment = uuid.UUID(deployment_id.strip())
+        except ValueError:
+            raise BadRequest("the deployment must be one of the list (or its id)") from None
+    try:
+        return GrantCheck(
+            principal_id=chosen,
+            resource=resource.strip(),
+            action=action,  # type: ignore[arg-type]
+            deployment_id=deployment,
+        )
+    except ValidationError:
+        raise BadRequest("the check needs a principal, a resource and an action") from None
+
+
 def _path(page: TenantConsole, principal_id: uuid.UUID | None) -> str:
     base = f"/console/t/{page.t}/grants"
     return f"{base}?principal_id={principal_id}" if principal_id else base
@@ -65,14 +115,12 @@ async def grants(
         page,
         page.request,
         "grants/list.html",
-        principals=await _principals(page),
         chosen=chosen,
         items=[GrantRead.model_validate(g) for g in result.items],
         more=result.next_cursor,
-        actions=ACTIONS,
-        effects=EFFECTS,
         decision=None,
         check=None,
+        **await _context(page),
     )
 
 
@@ -87,15 +135,7 @@ async def check(
     deployment_id: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
     await page.require("grant:*", "read")
-    try:
-        data = GrantCheck(
-            principal_id=principal_id,  # type: ignore[arg-type]
-            resource=resource.strip(),
-            action=action,  # type: ignore[arg-type]
-            deployment_id=deployment_id or None,  # type: ignore[arg-type]
-        )
-    except ValidationError:
-        raise BadRequest("the check needs a principal, a resource and an action") from None
+    data = _check_of(principal_id, resource, action, deployment_id)
     decision: GrantDecision = await service.check_grant(
         page.session, cache, page.access, data, effective
     )
@@ -106,14 +146,12 @@ async def check(
         page,
         page.request,
         "grants/list.html",
-        principals=await _principals(page),
         chosen=data.principal_id,
         items=[GrantRead.model_validate(g) for g in result.items],
         more=result.next_cursor,
-        actions=ACTIONS,
-        effects=EFFECTS,
         decision=decision,
         check=data,
+        **await _context(page),
     )
 
 

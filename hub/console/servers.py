@@ -5,6 +5,7 @@ OAuth service and links to the authorization server)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -14,10 +15,11 @@ from starlette.responses import Response
 from hub.catalogs import service as catalogs
 from hub.catalogs.schemas import CatalogRead, CatalogSummary
 from hub.console.routing import console_router
-from hub.console.web import TenantConsoleDep, render
+from hub.console.web import TenantConsole, TenantConsoleDep, render
 from hub.core.deps import DatabaseDep
 from hub.core.errors import NotFound
 from hub.core.pagination import PageParams
+from hub.credentials import service as credentials
 from hub.oauth import service as oauth
 from hub.oauth.deps import OAuthContextDep
 from hub.oauth.schemas import AuthorizationCreate
@@ -50,12 +52,27 @@ def _version(value: str) -> int:
     return int(value)
 
 
+async def _credential_names(page: TenantConsole) -> dict[uuid.UUID, str]:
+    """id → name of the tenant's credentials, when the caller may list them (else ids show)."""
+    if not await page.may("credential:*", "read"):
+        return {}
+    found = await credentials.list_credentials(page.session, page.access, PageParams(LIMIT, None))
+    return {c.id: c.name for c in found.items}
+
+
 @router.get("", name="console.servers")
 async def servers(page: TenantConsoleDep) -> Response:
     await page.require("server:*", "read")
     result = await service.list_servers(page.session, page.access, PageParams(LIMIT, None))
     items = [ServerRead.model_validate(s) for s in result.items]
-    return render(page, page.request, "servers/list.html", items=items, more=result.next_cursor)
+    return render(
+        page,
+        page.request,
+        "servers/list.html",
+        items=items,
+        more=result.next_cursor,
+        credential_names=await _credential_names(page),
+    )
 
 
 @router.get("/{handle}", name="console.server")
@@ -76,6 +93,7 @@ async def server(handle: str, page: TenantConsoleDep) -> Response:
         item=item,
         versions=versions,
         may_connect=await page.may("credential:*", "write"),
+        credential_names=await _credential_names(page),
     )
 
 

@@ -251,6 +251,20 @@ _TITLES = {
 }
 
 
+def _back(request: Request) -> str | None:
+    """The console page the request came from (its ``Referer``, when a page of this console on
+    this origin, other than a page that just failed): where a refused form's "Back" goes, where
+    the browser keeps what was typed. Only a path is kept, so the link stays on this origin."""
+    came = urlsplit(request.headers.get("referer", ""))
+    if came.netloc != request.url.netloc or not came.path.startswith("/console/"):
+        return None
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    back = came.path + (f"?{came.query}" if came.query else "")
+    if came.path == "/console/login" or (request.method == "GET" and back == here):
+        return None  # the sign-in form, or the page that just failed
+    return back
+
+
 def error_page(request: Request, error: HubError) -> HTMLResponse:
     """The error's page; signed in, with the console's navigation (the tenant's only once it
     was admitted to it: a 404 for another tenant links nowhere inside it)."""
@@ -264,6 +278,7 @@ def error_page(request: Request, error: HubError) -> HTMLResponse:
         message=error.message,
         resource=error.extra.get("resource"),
         action=error.extra.get("action"),
+        back=_back(request) if console is not None else None,
     )
     if isinstance(error, RateLimited):
         response.headers.update(error.headers)
@@ -281,6 +296,7 @@ def _sign_in(request: Request) -> Response:
             message="Your console session has ended.",
             resource=None,
             action=None,
+            back=None,
         )
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     if request.headers.get("hx-request") == "true":
