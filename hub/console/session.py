@@ -28,7 +28,14 @@ from hub.console.security import (
     clear_cookie,
     set_cookie,
 )
-from hub.console.web import ConsoleDep, form_of, readable_sections, redirect, render
+from hub.console.web import (
+    ConsoleDep,
+    TenantConsoleDep,
+    form_of,
+    readable_sections,
+    redirect,
+    render,
+)
 from hub.core.deps import SessionDep, get_settings_dep
 from hub.core.errors import NotFound, Unauthorized
 from hub.core.handlers import request_id_of
@@ -139,6 +146,13 @@ async def home(console: ConsoleDep) -> Response:
         first = sections[0][0] if sections else "approvals"
         return redirect(f"/console/t/{own.value}/{first}")
     return render(console, console.request, "session/tenants.html")
+
+
+@router.get("/t/{t}", name="console.tenant_home")
+async def tenant_home(page: TenantConsoleDep) -> Response:
+    """A tenant's address alone: its first section the caller may read."""
+    first = page.sections[0][0] if page.sections else "approvals"
+    return redirect(f"/console/t/{page.t}/{first}")
 
 
 @router.get("/tenant", name="console.tenant_pick")

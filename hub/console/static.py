@@ -1,5 +1,6 @@
 """The console's vendored assets: htmx (the ``htmx.org`` npm package's ``dist/htmx.min.js``,
-0BSD) and the stylesheet, from a fixed list (no path from the request reaches the file system)."""
+0BSD), the stylesheet and the icon, from a fixed list (no path from the request reaches the file
+system)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ router = console_router("/static")
 _TYPES = {
     "htmx.min.js": "text/javascript; charset=utf-8",
     "console.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",  # linked by every page, so browsers ask no /favicon.ico
 }
 _CACHE: dict[str, bytes] = {}
 

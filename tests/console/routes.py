@@ -32,6 +32,7 @@ PAGES: dict[str, tuple[str, dict[str, str]]] = {
     "console.logout": ("", {}),
     "console.home": ("", {}),
     "console.tenant_pick": ("t={t}", {}),
+    "console.tenant_home": ("", {}),
     "console.approvals": ("", {}),
     "console.approvals_queue": ("", {}),
     "console.approval": ("", {}),
@@ -66,6 +67,7 @@ UNAUDITED = {
     "console.login",
     "console.home",
     "console.tenant_pick",
+    "console.tenant_home",
     "console.not_found",
 }
 

@@ -115,7 +115,12 @@ async def test_get_never_changes_anything(
 ) -> None:
     ids = await _ids(world, database, client)
     before = await snapshot(database, ids["t"])
-    expected = {"console.home": 303, "console.tenant_pick": 303, "console.not_found": 404}
+    expected = {
+        "console.home": 303,
+        "console.tenant_pick": 303,
+        "console.tenant_home": 303,
+        "console.not_found": 404,
+    }
     for route in console_routes(app):
         if route.method != "GET":
             continue

@@ -327,3 +327,20 @@ async def test_sign_in_lands_on_the_first_section_the_principal_may_read_and_off
         page = (await http.get(f"/console/t/{world.tenant_id}/approvals")).text
         offered = re.findall(r'<li><a href="/console/t/[^/"]+/(\w+)"', page)
         assert offered == ["approvals", "deployments", "servers", "grants", "credentials", "audit"]
+
+
+async def test_a_tenants_address_alone_goes_to_its_first_readable_section(
+    app: FastAPI, world: ConsoleWorld, database: Database
+) -> None:
+    deployer = await make_principal(database, world.tenant_id, role="deployer", name="dee")
+    async with browser_client(app) as http:
+        user = ConsoleUser(http)
+        assert (await user.sign_in(deployer.key)).status_code == 303
+        home = await http.get(f"/console/t/{world.tenant_id}")
+        assert home.status_code == 303
+        assert home.headers["location"] == f"/console/t/{world.tenant_id}/deployments"
+        page = (await http.get(home.headers["location"])).text
+        icon = await http.get("/console/static/favicon.svg")
+    assert '<link rel="icon" href="/console/static/favicon.svg"' in page
+    assert icon.status_code == 200
+    assert icon.headers["content-type"] == "image/svg+xml"
