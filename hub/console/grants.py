@@ -61,9 +61,15 @@ async def _context(page: TenantConsole) -> dict[str, Any]:
     """What every rendering of the page needs besides its grants: the principals (by name),
     the deployments, the choices."""
     people = await _principals(page)
+    caller = page.access.caller
+    manages_admins = caller.is_platform_admin or caller.is_tenant_admin
     return {
         "principals": people,
         "principal_names": {p.id: p.name for p in people or ()},
+        # role protection: their grants' Delete would answer 403, so none is offered
+        "protected": set()
+        if manages_admins
+        else {p.id for p in people or () if p.role == "tenant_admin"},
         "deployments": await _deployments(page),
         "actions": ACTIONS,
         "effects": EFFECTS,

@@ -8,13 +8,15 @@ import html
 import uuid
 
 import httpx2
+from fastapi import FastAPI
 from sqlalchemy import update
 
 from hub.core.db import Database
 from hub.models import Server
-from tests.console.conftest import ConsoleWorld
+from tests.console.conftest import ConsoleWorld, browser_client
 from tests.console.support import ConsoleUser
 from tests.support.databases import owner_session
+from tests.support.factories import make_principal
 
 
 async def _grant(client: httpx2.AsyncClient, world: ConsoleWorld) -> None:
@@ -126,3 +128,21 @@ async def test_a_refused_form_links_back_to_the_page_it_came_from(
         assert '<a href="/console">Back to the console</a>' in again.text
     listed = (await user.get(world.page("credentials"))).text
     assert "API base URL (needed for api_key and oauth_token)" in listed
+
+
+async def test_an_operator_is_offered_no_delete_on_a_tenant_admins_grants(
+    app: FastAPI, world: ConsoleWorld, database: Database, user: ConsoleUser
+) -> None:
+    """Role protection answers 403 to it; the button is not offered (it was, on every row).
+    The tenant admin itself is offered it."""
+    operator = await make_principal(database, world.tenant_id, role="operator", name="opal")
+    admins = {"principal_id": str(world.setup.admin.principal_id)}
+    async with browser_client(app) as http:
+        person = ConsoleUser(http)
+        assert (await person.sign_in(operator.key)).status_code == 303
+        seen = (await http.get(world.page("grants"), params=admins)).text
+    assert 'id="grants"' in seen  # the admin's grants are listed
+    assert "/delete" not in seen
+    assert "only a tenant_admin may act on a tenant_admin" in seen
+    by_admin = (await user.get(world.page("grants"), params=admins)).text
+    assert "/delete" in by_admin
