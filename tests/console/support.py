@@ -13,8 +13,9 @@ from hub.core import clock
 from hub.core.db import Database
 from hub.models import Approval
 from tests.support.factories import make_catalog, make_server
+from tests.support.stories import TenantAdmin
 
-__all__ = ["ConsoleUser", "csrf_in", "seed_approval", "seed_catalogs"]
+__all__ = ["ConsoleUser", "allow", "csrf_in", "seed_approval", "seed_catalogs"]
 
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
 
@@ -123,3 +124,26 @@ async def seed_approval(
             )
         )
     return approval_id
+
+
+async def allow(
+    client: httpx2.AsyncClient,
+    setup: TenantAdmin,
+    principal_id: uuid.UUID,
+    resource: str,
+    *actions: str,
+) -> None:
+    """Grant ``principal_id`` ``allow`` on ``resource`` for each of ``actions``, through the API
+    as the tenant admin of ``setup``."""
+    for action in actions:
+        granted = await client.post(
+            setup.url("grants"),
+            json={
+                "principal_id": str(principal_id),
+                "resource": resource,
+                "action": action,
+                "effect": "allow",
+            },
+            headers=setup.admin.headers,
+        )
+        assert granted.status_code == 201, granted.text

@@ -4,12 +4,14 @@ declares itself destructive), escaped as the arguments are, and only to those wh
 
 from __future__ import annotations
 
+import uuid
+
 import httpx2
 from fastapi import FastAPI
 
 from hub.core.db import Database
 from tests.console.conftest import XSS, ConsoleWorld, browser_client
-from tests.console.support import ConsoleUser, seed_approval, seed_catalogs
+from tests.console.support import ConsoleUser, allow, seed_approval, seed_catalogs
 from tests.support.factories import make_principal
 
 DROP: dict[str, object] = {
@@ -18,6 +20,20 @@ DROP: dict[str, object] = {
     "inputSchema": {"type": "object", "properties": {"table": {"type": "string"}}},
     "annotations": {"destructiveHint": True},
 }
+
+
+async def _seed_drop(database: Database, world: ConsoleWorld) -> uuid.UUID:
+    """A catalog of server ``ops`` holding :data:`DROP`, and a pending approval of a call to it."""
+    await seed_catalogs(database, world.tenant_id, "ops", [[DROP]])
+    return await seed_approval(
+        database,
+        world.tenant_id,
+        world.agent.principal_id,
+        world.deployment_id,
+        arguments={"table": "users"},
+        handle="ops",
+        tool="drop",
+    )
 
 
 async def _name_deployment(client: httpx2.AsyncClient, world: ConsoleWorld, name: str) -> None:
@@ -33,16 +49,7 @@ async def test_the_page_names_the_deployment_and_shows_the_pinned_tool(
     user: ConsoleUser, world: ConsoleWorld, database: Database, client: httpx2.AsyncClient
 ) -> None:
     await _name_deployment(client, world, "support-bot")
-    await seed_catalogs(database, world.tenant_id, "ops", [[DROP]])
-    drop = await seed_approval(
-        database,
-        world.tenant_id,
-        world.agent.principal_id,
-        world.deployment_id,
-        arguments={"table": "users"},
-        handle="ops",
-        tool="drop",
-    )
+    drop = await _seed_drop(database, world)
     shown = (await user.get(world.page("approvals", drop))).text
     assert f"support-bot <code>{world.deployment_id}</code>" in shown
     assert 'id="tool-destructive"' in shown
@@ -75,17 +82,7 @@ async def test_a_person_who_may_not_read_the_catalog_sees_no_tool(
     )
     await _name_deployment(client, world, "support-bot")
     viewer = await make_principal(database, world.tenant_id, role=None, name="viewer")
-    granted = await client.post(
-        world.setup.url("grants"),
-        json={
-            "principal_id": str(viewer.principal_id),
-            "resource": "approval:*",
-            "action": "read",
-            "effect": "allow",
-        },
-        headers=world.setup.admin.headers,
-    )
-    assert granted.status_code == 201, granted.text
+    await allow(client, world.setup, viewer.principal_id, "approval:*", "read")
     async with browser_client(app) as http:
         person = ConsoleUser(http)
         assert (await person.sign_in(viewer.key)).status_code == 303
@@ -106,29 +103,9 @@ async def test_a_person_who_may_decide_sees_the_tool_without_reading_the_catalog
 ) -> None:
     """Judging the call needs what the tool says it does: an approver who holds ``decide`` but
     no ``catalog:`` read is still warned that the tool declares itself destructive."""
-    await seed_catalogs(database, world.tenant_id, "ops", [[DROP]])
-    drop = await seed_approval(
-        database,
-        world.tenant_id,
-        world.agent.principal_id,
-        world.deployment_id,
-        arguments={"table": "users"},
-        handle="ops",
-        tool="drop",
-    )
+    drop = await _seed_drop(database, world)
     approver = await make_principal(database, world.tenant_id, role=None, name="approver")
-    for action in ("read", "decide"):
-        granted = await client.post(
-            world.setup.url("grants"),
-            json={
-                "principal_id": str(approver.principal_id),
-                "resource": "approval:*",
-                "action": action,
-                "effect": "allow",
-            },
-            headers=world.setup.admin.headers,
-        )
-        assert granted.status_code == 201, granted.text
+    await allow(client, world.setup, approver.principal_id, "approval:*", "read", "decide")
     async with browser_client(app) as http:
         person = ConsoleUser(http)
         assert (await person.sign_in(approver.key)).status_code == 303

@@ -15,7 +15,7 @@ from hub.console.failures import ACTIONS
 from hub.core.db import Database
 from tests.console.conftest import XSS, ConsoleWorld, browser_client, build_world
 from tests.console.routes import console_routes, form_of, url_of
-from tests.console.support import ConsoleUser, seed_approval
+from tests.console.support import ConsoleUser, allow, seed_approval
 from tests.support.factories import make_principal
 from tests.support.route_world import AUDIT_TABLES, snapshot
 from tests.support.stories import audit_events
@@ -238,18 +238,7 @@ async def test_only_people_decide_and_a_403_page_names_what_was_refused(
         assert refused.status_code == 403
     # a person who may read and decide approvals, but may not call the tool: deny, not approve
     viewer = await make_principal(database, world.tenant_id, role=None, name="viewer")
-    for action in ("read", "decide"):
-        granted = await client.post(
-            world.setup.url("grants"),
-            json={
-                "principal_id": str(viewer.principal_id),
-                "resource": "approval:*",
-                "action": action,
-                "effect": "allow",
-            },
-            headers=world.setup.admin.headers,
-        )
-        assert granted.status_code == 201, granted.text
+    await allow(client, world.setup, viewer.principal_id, "approval:*", "read", "decide")
     async with browser_client(app) as http:
         person = ConsoleUser(http)
         assert (await person.sign_in(viewer.key)).status_code == 303
