@@ -14,23 +14,13 @@ from sqlalchemy import update
 from hub.core.db import Database
 from hub.models import Server
 from tests.console.conftest import ConsoleWorld, browser_client
-from tests.console.support import ConsoleUser
+from tests.console.support import ConsoleUser, allow
 from tests.support.databases import owner_session
 from tests.support.factories import make_principal
 
 
 async def _grant(client: httpx2.AsyncClient, world: ConsoleWorld) -> None:
-    made = await client.post(
-        world.setup.url("grants"),
-        json={
-            "principal_id": str(world.agent.principal_id),
-            "resource": "tool:peer.search",
-            "action": "call",
-            "effect": "allow",
-        },
-        headers=world.setup.admin.headers,
-    )
-    assert made.status_code == 201, made.text
+    await allow(client, world.setup, world.agent.principal_id, "tool:peer.search", "call")
 
 
 async def test_all_grants_name_their_principal(
