@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 from sqlalchemy.exc import DBAPIError
 
 from hub.core.db import Database
@@ -47,9 +48,10 @@ async def check_readiness(db: Database, checks: Sequence[ReadinessCheck]) -> str
     except DBAPIError as exc:
         # On PostgreSQL a missing table is a plain DBAPIError, which no handler maps to a 503:
         # an unmigrated database answered a 500 here. Say which of the two it is.
-        if not await schema_migrated(db):
-            log.warning("readiness: the database holds no hub schema yet")
-            return NO_SCHEMA
+        with contextlib.suppress(Exception):
+            if not await schema_migrated(db):
+                log.warning("readiness: the database holds no hub schema yet")
+                return NO_SCHEMA
         log.warning("readiness: database unavailable (%s)", type(exc).__name__)
         return "database unavailable"
     return None
@@ -57,12 +59,9 @@ async def check_readiness(db: Database, checks: Sequence[ReadinessCheck]) -> str
 
 async def schema_migrated(db: Database) -> bool:
     """Whether the hub's migrations ran on ``db`` (its Alembic revision is recorded); raises
-    only when the database cannot be reached."""
-    try:
-        async with db.engine.connect() as conn:
-            found = await conn.execute(text("SELECT version_num FROM alembic_version"))
-            return found.first() is not None
-    except DBAPIError as exc:
-        if exc.connection_invalidated:
-            raise
-        return False
+    when the database cannot be asked (a missing table is an answer, not an error)."""
+    async with db.engine.connect() as conn:
+        if not await conn.run_sync(lambda sync: inspect(sync).has_table("alembic_version")):
+            return False
+        found = await conn.execute(text("SELECT version_num FROM alembic_version"))
+        return found.first() is not None
