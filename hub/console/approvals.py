@@ -70,7 +70,10 @@ async def approvals(page: TenantConsoleDep, ctx: ApprovalContextDep) -> Response
     """The queue (polled) and, read once with the page, the recent decisions."""
     data = await _queue(page, ctx)
     others = await _recent(page, ctx)
-    names = await principal_names(page, [a.agent_id for a in [*data["pending"], *others]])
+    deciders = [a.decided_by for a in others if a.decided_by is not None]
+    names = await principal_names(
+        page, [*(a.agent_id for a in [*data["pending"], *others]), *deciders]
+    )
     return render(
         page,
         page.request,

@@ -54,7 +54,11 @@ async def test_recent_decisions_are_the_newest_whatever_the_history(
             for n in range(HISTORY)
         ]
         await session.execute(insert(Approval), older)
-        await session.execute(update(Approval).where(Approval.id == newest).values(status="denied"))
+        await session.execute(
+            update(Approval)
+            .where(Approval.id == newest)
+            .values(status="denied", decided_by=world.setup.admin.principal_id)
+        )
     page = await user.get(world.page("approvals"))
     assert page.status_code == 200, page.text
     queue, recent = page.text.split("Recent decisions", 1)
@@ -64,3 +68,5 @@ async def test_recent_decisions_are_the_newest_whatever_the_history(
     assert "peer.newest_tool" in recent  # the newest decision, however many came before
     assert recent.index("peer.newest_tool") < recent.index("peer.old_tool")  # newest first
     assert recent.count("peer.old_tool") == 2 * (50 - 1)  # RECENT rows; code and link text
+    newest_row = recent.split("peer.newest_tool", 1)[1].split("</tr>", 1)[0]
+    assert "<td>someone</td>" in newest_row  # who decided, by name
