@@ -39,7 +39,9 @@ from hub.console.web import (
 from hub.core.deps import SessionDep, get_settings_dep
 from hub.core.errors import NotFound, Unauthorized
 from hub.core.handlers import request_id_of
+from hub.core.pagination import PageParams
 from hub.core.paths import is_canonical_id, is_slug
+from hub.tenants import service as tenants
 
 __all__ = ["router"]
 
@@ -137,6 +139,10 @@ async def logout(console: ConsoleDep) -> Response:
     return response
 
 
+#: the tenants the platform admin is offered by name (past it: type the slug or id)
+TENANT_CHOICES = 200
+
+
 @router.get("", name="console.home")
 async def home(console: ConsoleDep) -> Response:
     own = console.caller.tenant_id
@@ -145,7 +151,15 @@ async def home(console: ConsoleDep) -> Response:
         sections = await readable_sections(access)
         first = sections[0][0] if sections else "approvals"
         return redirect(f"/console/t/{own.value}/{first}")
-    return render(console, console.request, "session/tenants.html")
+    found = await tenants.list_tenants(console.session, PageParams(TENANT_CHOICES, None))
+    choices = [(t.slug, t.name, t.status) for t in found.items]
+    return render(
+        console,
+        console.request,
+        "session/tenants.html",
+        choices=choices,
+        more=found.next_cursor is not None,
+    )
 
 
 @router.get("/t/{t}", name="console.tenant_home")

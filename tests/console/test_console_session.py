@@ -13,10 +13,11 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from hub.core.db import Database
-from hub.models import ConsoleSession
+from hub.models import ConsoleSession, Tenant
 from tests.conftest import ClockControl
 from tests.console.conftest import ConsoleWorld, browser_client
 from tests.console.support import ConsoleUser, csrf_in
+from tests.support.databases import owner_session
 from tests.support.factories import make_platform_admin, make_principal
 from tests.support.stories import audit_events
 
@@ -258,6 +259,14 @@ async def test_the_platform_admin_picks_a_tenant(
         home = await http.get("/console")
         assert home.status_code == 200
         assert 'action="/console/tenant"' in home.text
+        # the tenants are listed by name, each linking to its first section
+        async with owner_session(database, write=False) as session:
+            slug = (
+                await session.execute(select(Tenant.slug).where(Tenant.id == world.tenant_id))
+            ).scalar_one()
+        assert f'<a href="/console/t/{slug}">' in home.text
+        listed = await http.get(f"/console/t/{slug}")
+        assert listed.headers["location"] == f"/console/t/{slug}/approvals"
         picked = await http.get("/console/tenant", params={"t": str(world.tenant_id)})
         assert picked.headers["location"] == world.page("approvals")
         assert (await http.get(world.page("approvals"))).status_code == 200
