@@ -98,8 +98,20 @@ def visible(value: Any) -> str:
     return "".join(_escape_char(c) if unicodedata.category(c) in _HIDDEN else c for c in str(value))
 
 
+#: how much of a call's arguments the approvals queue shows (the approval's page shows them all)
+PREVIEW_CHARS = 80
+
+
+def preview(value: Any) -> str:
+    """``value`` as one line of compact JSON, at most :data:`PREVIEW_CHARS` characters (then
+    ``…``), escaped as :func:`visible` escapes: to tell a queue's rows apart, never to decide on."""
+    text = visible(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
 env.filters["exact_json"] = exact_json
 env.filters["visible"] = visible
+env.filters["preview"] = preview
 env.filters["urlpart"] = lambda value: quote(str(value), safe="")
 
 

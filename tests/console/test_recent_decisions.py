@@ -70,3 +70,26 @@ async def test_recent_decisions_are_the_newest_whatever_the_history(
     assert recent.count("peer.old_tool") == 2 * (50 - 1)  # RECENT rows; code and link text
     newest_row = recent.split("peer.newest_tool", 1)[1].split("</tr>", 1)[0]
     assert "<td>someone</td>" in newest_row  # who decided, by name
+
+
+async def test_the_queue_tells_calls_apart_by_a_preview_of_their_arguments(
+    user: ConsoleUser, world: ConsoleWorld, database: Database
+) -> None:
+    """Two pending calls of one tool differed only in time; each row now shows the start of its
+    arguments, escaped as the approval's page escapes them and cut at 80 characters."""
+    long = {"note": "user\u202etxt.exe", "path": "/srv/" + "x" * 200}
+    for arguments in ({"path": "/srv/a"}, long):
+        await seed_approval(
+            database,
+            world.tenant_id,
+            world.agent.principal_id,
+            world.deployment_id,
+            arguments=arguments,
+            tool="read_file",
+        )
+    queue = (await user.get(world.page("approvals"))).text.split("Recent decisions", 1)[0]
+    assert '<code class="preview">{&#34;path&#34;:&#34;/srv/a&#34;}</code>' in queue
+    start = '<code class="preview">{&#34;note&#34;:&#34;user\\u202etxt.exe&#34;,&#34;path'
+    cut = queue.split(start, 1)[1].split("</code>")[0]
+    assert cut.endswith("xxx…")
+    assert "\u202e" not in queue
