@@ -11,15 +11,30 @@ from hub.mcp import McpClient
 from tests.mcp.conftest import CLIENT_INFO
 from tests.mcp.support import TOOLS, discover, failure_of, only
 from tests.peers.fixtures import HandmadePeerStarter, many_tools
+from tests.peers.handmade import HandmadePeer
 from tests.peers.handmade_wire import (
     RecordedRequest,
     Reply,
+    SseEvent,
     comment,
     notification,
     priming,
     progress,
     server_request,
 )
+
+
+async def _asking_peer(handmade_peer: HandmadePeerStarter, prelude: list[SseEvent]) -> HandmadePeer:
+    """A legacy peer whose SSE answers start with ``prelude`` (server requests among them), and
+    that waits for the client's answers to them."""
+    return await handmade_peer(
+        era="legacy",
+        tools=TOOLS,
+        response_style="sse",
+        sse_prelude=prelude,
+        wait_for_client_responses=True,
+        client_response_timeout=3.0,
+    )
 
 
 # ------------------------------------------------------------------------------- SSE streams
@@ -34,14 +49,7 @@ async def test_priming_notifications_and_a_server_request_precede_the_answer(
         server_request("srv-1", "roots/list"),
         server_request("srv-2", "ping"),
     ]
-    peer = await handmade_peer(
-        era="legacy",
-        tools=TOOLS,
-        response_style="sse",
-        sse_prelude=prelude,
-        wait_for_client_responses=True,
-        client_response_timeout=3.0,
-    )
+    peer = await _asking_peer(handmade_peer, prelude)
     found = await discover(client, peer, era_hint="legacy")
     assert found.tools == TOOLS
     session = only(peer.rpc_requests("tools/list")).headers["mcp-session-id"]
@@ -61,14 +69,7 @@ async def test_server_requests_are_answered_with_one_slot_per_origin(
     """The answer to a server request is POSTed while the response stream holds the origin's
     slot; with one slot per origin it must not wait for a second one until the deadline."""
     prelude = [server_request("srv-1", "ping")]
-    peer = await handmade_peer(
-        era="legacy",
-        tools=TOOLS,
-        response_style="sse",
-        sse_prelude=prelude,
-        wait_for_client_responses=True,
-        client_response_timeout=3.0,
-    )
+    peer = await _asking_peer(handmade_peer, prelude)
     config = EgressConfig(allow_loopback=True, max_per_origin=1)
     started = time.monotonic()
     async with Fetcher(config) as fetcher:
