@@ -41,6 +41,7 @@ from hub.core.deps import SessionDep, SessionRoute, get_settings_dep
 from hub.core.errors import BadRequest, HubError, RateLimited
 from hub.core.handlers import request_id_of
 from hub.core.logging import bind_context
+from hub.principals.service import caller_name
 
 __all__ = [
     "Console",
@@ -123,6 +124,7 @@ class Console:
     session: AsyncSession
     caller: Caller
     csrf: str
+    who: str  # the header's "Signed in as": the caller's name and role
 
     @property
     def request_id(self) -> str:
@@ -181,6 +183,14 @@ async def form_of(request: Request) -> dict[str, str]:
     return fields
 
 
+async def _who(session: AsyncSession, caller: Caller) -> str:
+    """``name (role)``: who the console is signed in as, so a shared screen or a second key
+    is not mistaken for one's own (the id when the name is not readable)."""
+    name = await caller_name(session, caller) or str(caller.principal_id)
+    role = "platform admin" if caller.is_platform_admin else (caller.role or caller.kind)
+    return f"{name} ({role.replace('_', ' ')})"
+
+
 async def signed_in(request: Request, session: SessionDep) -> Console:
     settings = get_settings_dep(request)
     if request.method in UNSAFE:
@@ -197,7 +207,7 @@ async def signed_in(request: Request, session: SessionDep) -> Console:
         principal_id=str(caller.principal_id),
         tenant_id=str(caller.tenant_id) if caller.tenant_id else None,
     )
-    console = Console(request, session, caller, csrf_of(token))
+    console = Console(request, session, caller, csrf_of(token), await _who(session, caller))
     request.state.console = console  # for the error page's navigation and the audit of refusals
     if request.method in UNSAFE:
         presented = request.headers.get("x-csrf-token") or (await form_of(request)).get("csrf")
@@ -217,7 +227,14 @@ async def tenant_console(
     await enforce(request, limited, "rest", str(console.caller.principal_id))
     sections = await readable_sections(access)
     page = TenantConsole(
-        request, console.session, console.caller, console.csrf, access, t, sections
+        request,
+        console.session,
+        console.caller,
+        console.csrf,
+        console.who,
+        access,
+        t,
+        sections,
     )
     request.state.console = page
     return page

@@ -90,6 +90,14 @@ async def principal_label(
     return principal.name if principal is not None else None
 
 
+async def caller_name(session: AsyncSession, caller: Caller) -> str | None:
+    """The signed-in caller's own name (the console's header says who is signed in)."""
+    if caller.tenant_id is None:
+        principal = await repository.get_platform_principal(session, caller.principal_id)
+        return principal.name if principal is not None else None
+    return await principal_label(session, caller.tenant_id, caller.principal_id)
+
+
 async def principal_named(session: AsyncSession, tenant_id: TenantId, name: str) -> uuid.UUID:
     """The id of the tenant's one principal named ``name``; 400 when none or several are."""
     found = await repository.ids_named(session, tenant_id, name)

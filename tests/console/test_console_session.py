@@ -265,6 +265,9 @@ async def test_the_platform_admin_picks_a_tenant(
                 await session.execute(select(Tenant.slug).where(Tenant.id == world.tenant_id))
             ).scalar_one()
         assert f'<a href="/console/t/{slug}">' in home.text
+        assert re.search(
+            r'<span class="who">Signed in as [^<]+ \(platform admin\)</span>', home.text
+        )
         listed = await http.get(f"/console/t/{slug}")
         assert listed.headers["location"] == f"/console/t/{slug}/approvals"
         picked = await http.get("/console/tenant", params={"t": str(world.tenant_id)})
@@ -324,6 +327,7 @@ async def test_sign_in_lands_on_the_first_section_the_principal_may_read_and_off
         page = (await http.get(home.headers["location"])).text
         offered = re.findall(r'<li><a href="/console/t/[^/"]+/(\w+)"', page)
         assert offered == ["deployments", "servers", "credentials"], offered  # its role template
+        assert '<span class="who">Signed in as dee (deployer)</span>' in page
     assert await audit_events(database, action="approval.list") == []
     async with browser_client(app) as http:  # may read nothing: the approvals page says why
         user = ConsoleUser(http)
@@ -336,6 +340,8 @@ async def test_sign_in_lands_on_the_first_section_the_principal_may_read_and_off
         page = (await http.get(f"/console/t/{world.tenant_id}/approvals")).text
         offered = re.findall(r'<li><a href="/console/t/[^/"]+/(\w+)"', page)
         assert offered == ["approvals", "deployments", "servers", "grants", "credentials", "audit"]
+        refused = await http.get(f"/console/t/{world.tenant_id}/servers/{'x' * 300}")
+        assert '<span class="who">Signed in as' in refused.text  # error pages say it too
 
 
 async def test_a_tenants_address_alone_goes_to_its_first_readable_section(
