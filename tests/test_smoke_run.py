@@ -122,3 +122,6 @@ def test_serve_with_two_workers_answers_and_stops(tmp_path: Path) -> None:
     ]
     started = {m for m in messages if m.startswith("Started server process")}
     assert len(started) == 2, messages  # two processes, each with its own server
+    # limits in each process's memory: each worker admits the whole limit, and is told so
+    [warning] = [line for line in err.decode().splitlines() if line.startswith("hub: warning")]
+    assert "each of the 2 workers counts its own rate limits" in warning

@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 
 import typer
 
@@ -49,9 +51,18 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def _terminated(signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     from hub.core.settings import ConfigError
 
+    # A process with no SIGTERM handler ignores SIGTERM when it is a PID namespace's first
+    # process, as `hub` is in its image (ENTRYPOINT ["hub"]): `docker stop` and a deleted Job
+    # then waited their whole grace period for SIGKILL. Commands that stop cleanly on it
+    # (`serve`, `worker`, `sidecar`) install their own handler over this one.
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
     except ConfigError as exc:

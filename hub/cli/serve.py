@@ -174,6 +174,14 @@ def serve(
     if workers > 1:
         from hub.cli.workers import run_workers
 
+        if settings.rate_limit_storage_url.get_secret_value().startswith("memory://"):
+            typer.echo(
+                f"hub: warning: each of the {workers} workers counts its own rate limits"
+                " (HUB_RATE_LIMIT_STORAGE_URL is memory://), so each admits the whole limit;"
+                " set it to redis://… to share them",
+                err=True,
+            )
+
         status = run_workers(run_server, host=host, port=port, workers=workers, options=options)
         raise typer.Exit(status)
     run_server(host, port, options)

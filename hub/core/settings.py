@@ -36,6 +36,10 @@ def _split_csv(value: object) -> object:
     return value
 
 
+#: listen addresses that say nothing of where the hub is reached
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "", "[::]"})  # noqa: S104 - compared, not bound
+
+
 class Settings(BaseSettings):
     """Settings of one hub process (DESIGN §2)."""
 
@@ -219,6 +223,12 @@ class Settings(BaseSettings):
             problems.append("HUB_DATABASE_URL must not be SQLite in production")
         if self.allow_loopback:
             problems.append("HUB_ALLOW_LOOPBACK must not be set in production")
+        if self.public_url is None and self.host in WILDCARD_HOSTS:
+            problems.append(
+                f"HUB_PUBLIC_URL is missing: the hub listens on {self.host!r}, an address no"
+                " browser or authorization server can reach (the console's origin check, its"
+                " cookies, approval links and OAuth redirects are built from the public URL)"
+            )
         if problems:
             raise ValueError("production settings refused: " + "; ".join(problems))
         return self

@@ -62,6 +62,26 @@ def test_production_accepts_explicit_configuration(monkeypatch: pytest.MonkeyPat
     assert with_dev_secrets(settings) is settings
 
 
+def test_production_on_every_interface_needs_the_public_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Behind a proxy, ``http://0.0.0.0:8080`` as the hub's own address refused every console
+    sign-in as cross-origin and sent its cookies without ``Secure``."""
+    monkeypatch.setenv("HUB_ENV", "production")
+    monkeypatch.setenv("HUB_ENCRYPTION_KEYS", f"k1:{KEY}")
+    monkeypatch.setenv("HUB_API_KEY_PEPPER", "p" * 40)
+    monkeypatch.setenv("HUB_DATABASE_URL", "postgresql+asyncpg://hub@db/hub")
+    for host in ("0.0.0.0", "::"):  # noqa: S104 - the settings are read, nothing is bound
+        monkeypatch.setenv("HUB_HOST", host)
+        with pytest.raises(ConfigError, match="HUB_PUBLIC_URL is missing"):
+            load_settings()
+    monkeypatch.setenv("HUB_PUBLIC_URL", "https://hub.example.com")
+    assert load_settings().public_base_url == "https://hub.example.com"
+    monkeypatch.delenv("HUB_PUBLIC_URL")
+    monkeypatch.setenv("HUB_HOST", "10.1.2.3")  # an address of its own: reached there
+    assert load_settings().public_base_url == "http://10.1.2.3:8080"
+
+
 def test_production_refuses_generated_secrets() -> None:
     with pytest.raises(ValueError, match="generated development secrets"):
         Settings(

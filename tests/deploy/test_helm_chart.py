@@ -29,22 +29,44 @@ from tests.deploy.chart import (
 
 APP_URL = "postgresql+asyncpg://hub_app:app-password@db.example.com:5432/hub"
 OWNER_URL = "postgresql+asyncpg://hub_owner:owner-password@db.example.com:5432/hub"
+PUBLIC_URL = "https://hub.example.com"
 INLINE_SECRETS: dict[str, Any] = {
+    "config": {"HUB_PUBLIC_URL": PUBLIC_URL},
     "secrets": {
         "databaseUrl": APP_URL,
         "migrationDatabaseUrl": OWNER_URL,
         "encryptionKeys": "k1:" + base64.b64encode(b"c" * 32).decode(),
         "activeKeyId": "k1",
         "apiKeyPepper": "chart-test-pepper-0123456789abcdef0123456789",
-    }
+    },
 }
-CASES = ["defaults", "production", "inline-secrets"]
+#: the least an install takes: the secrets (here an existing Secret) and the public URL
+MINIMAL: dict[str, Any] = {
+    "config": {"HUB_PUBLIC_URL": PUBLIC_URL},
+    "secrets": {"existingSecret": "hub-secrets"},
+}
+#: lint runs on the bare chart too ("defaults"); an install of it fails (test_helm_checks.py)
+CASES = ["defaults", "minimal", "production", "inline-secrets"]
 
 
 def _values(case: str) -> dict[str, Any] | None:
     if case == "production":
         return load_values(PRODUCTION_VALUES)
-    return INLINE_SECRETS if case == "inline-secrets" else None
+    return {"minimal": MINIMAL, "inline-secrets": INLINE_SECRETS}.get(case)
+
+
+def install(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` over :data:`MINIMAL` (one level of groups merged)."""
+    merged: dict[str, Any] = {key: dict(value) for key, value in MINIMAL.items()}
+    for key, value in values.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key].update(value)
+        else:
+            merged[key] = value
+    return merged
+
+
+RENDERED = ["minimal", "production", "inline-secrets"]
 
 
 def _objects(case: str) -> list[Manifest]:
@@ -66,7 +88,7 @@ def _secret_refs(container: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {
         e["name"]: (e["valueFrom"]["secretKeyRef"]["name"], e["valueFrom"]["secretKeyRef"]["key"])
         for e in container["env"]
-        if "valueFrom" in e
+        if "secretKeyRef" in e.get("valueFrom", {})
     }
 
 
@@ -81,7 +103,7 @@ def test_chart_passes_helm_lint_strict(case: str, version: str) -> None:
 
 
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", RENDERED)
 def test_every_rendered_manifest_validates_strictly(case: str, version: str) -> None:
     objects = _objects(case)
     assert objects
@@ -91,14 +113,16 @@ def test_every_rendered_manifest_validates_strictly(case: str, version: str) -> 
 
 
 def test_strict_validation_refuses_an_unknown_field() -> None:
-    deployment = _one(_objects("defaults"), "Deployment")
+    deployment = _one(_objects("minimal"), "Deployment")
     deployment["spec"]["template"]["spec"]["containers"][0]["readOnlyRootFs"] = True  # a typo
     with pytest.raises(kubernetes_validate.ValidationError, match="readOnlyRootFs"):
         kubernetes_validate.validate(deployment, KUBERNETES_VERSIONS[0], strict=True)
 
 
-def test_default_values_render_the_core_objects_only() -> None:
-    kinds = sorted(o["kind"] for o in _objects("defaults"))
+def test_the_least_an_install_takes_renders_the_core_objects_only() -> None:
+    kinds = sorted(o["kind"] for o in _objects("minimal"))
+    assert kinds == ["ConfigMap", "Deployment", "Job", "PodDisruptionBudget", "Service"]
+    kinds = sorted(o["kind"] for o in _objects("inline-secrets"))
     assert kinds == [
         "ConfigMap",
         "Deployment",
@@ -119,6 +143,7 @@ def test_production_values_add_autoscaler_and_ingress_and_use_the_existing_secre
         "HorizontalPodAutoscaler",
         "Ingress",
         "Job",
+        "NetworkPolicy",
         "PodDisruptionBudget",
         "Service",
     ]
@@ -136,13 +161,13 @@ def test_production_values_add_autoscaler_and_ingress_and_use_the_existing_secre
 
 
 def test_replicas_run_n_of_them_when_not_autoscaled() -> None:
-    assert _one(_objects("defaults"), "Deployment")["spec"]["replicas"] == 2
-    objects = render({"replicaCount": 5})[0]
+    assert _one(_objects("minimal"), "Deployment")["spec"]["replicas"] == 2
+    objects = render(install({"replicaCount": 5}))[0]
     assert _one(objects, "Deployment")["spec"]["replicas"] == 5
 
 
 @pytest.mark.parametrize("kind", ["Deployment", "Job"])
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", RENDERED)
 def test_pods_are_non_root_read_only_and_unprivileged(case: str, kind: str) -> None:
     pod = _pod(_objects(case), kind)["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True
@@ -154,13 +179,21 @@ def test_pods_are_non_root_read_only_and_unprivileged(case: str, kind: str) -> N
     assert context["readOnlyRootFilesystem"] is True
     assert context["allowPrivilegeEscalation"] is False
     assert context["capabilities"] == {"drop": ["ALL"]}
-    assert container["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]  # noqa: S108
+    assert container["volumeMounts"][0] == {"name": "tmp", "mountPath": "/tmp"}  # noqa: S108
     assert pod["volumes"][0]["name"] == "tmp"
     assert "emptyDir" in pod["volumes"][0]
+    if case == "production":  # a CA bundle, the same in both pods: the root is read-only
+        assert container["volumeMounts"][1]["mountPath"] == "/etc/hub-ca"
+        assert pod["volumes"][1] == {
+            "name": "upstream-ca",
+            "configMap": {"name": "company-ca-bundle"},
+        }
+    else:
+        assert len(container["volumeMounts"]) == len(pod["volumes"]) == 1
     assert set(container["resources"]) == {"requests", "limits"}
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", RENDERED)
 def test_replicas_probe_healthz_for_liveness_and_readyz_for_readiness(case: str) -> None:
     (container,) = _pod(_objects(case), "Deployment")["spec"]["containers"]
     assert container["args"] == ["serve"]
@@ -172,7 +205,7 @@ def test_replicas_probe_healthz_for_liveness_and_readyz_for_readiness(case: str)
     assert env["HUB_PORT"] == str(container["ports"][0]["containerPort"])
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", RENDERED)
 def test_migration_runs_as_a_pre_install_and_pre_upgrade_hook(case: str) -> None:
     objects = _objects(case)
     job = _one(objects, "Job")
@@ -192,7 +225,7 @@ def test_migration_runs_as_a_pre_install_and_pre_upgrade_hook(case: str) -> None
 
 
 def test_migration_pods_are_not_behind_the_service() -> None:
-    objects = _objects("defaults")
+    objects = _objects("minimal")
     selector = _one(objects, "Service")["spec"]["selector"]
     serving = _pod(objects, "Deployment")["metadata"]["labels"]
     migrating = _pod(objects, "Job")["metadata"]["labels"]
@@ -234,34 +267,43 @@ def test_the_migration_grants_the_app_role_and_only_it_knows_the_role() -> None:
     assert _plain_env(job)["HUB_DATABASE_APP_ROLE"] == "hub_app"
     deployment = _pod(objects, "Deployment")["spec"]["containers"][0]
     assert "HUB_DATABASE_APP_ROLE" not in str(deployment) + str(_one(objects, "ConfigMap"))
-    defaults = _pod(_objects("defaults"), "Job")["spec"]["containers"][0]
+    defaults = _pod(_objects("minimal"), "Job")["spec"]["containers"][0]
     assert "HUB_DATABASE_APP_ROLE" not in _plain_env(defaults)
 
 
-def test_defaults_hold_no_secret_and_the_notes_say_what_is_missing() -> None:
+def test_defaults_hold_no_secret_and_an_install_without_them_fails_naming_them() -> None:
+    """The chart generates nothing. It used to render empty Secrets and a warning in NOTES that
+    no one saw: Helm waits for the migration hook, which cannot start without them, until its
+    timeout, and prints NOTES only after."""
     with helm.Chart.load(CHART) as chart:
         defaults = chart.values["secrets"]
     assert all(value == "" for value in defaults.values())
-    objects, notes = render(None)
-    assert all(o["data"] == {} for o in objects if o["kind"] == "Secret")  # nothing generated
-    assert "WARNING" in notes
+    with pytest.raises(helm.HelmError, match=r"secrets\.databaseUrl, secrets\.encryptionKeys"):
+        render({"config": {"HUB_PUBLIC_URL": PUBLIC_URL}})
+    notes = render(INLINE_SECRETS)[1]
     assert "hub bootstrap --if-absent" in notes
-    assert "WARNING" not in render(INLINE_SECRETS)[1]
 
 
 @pytest.mark.parametrize(
-    "setting", ["HUB_API_KEY_PEPPER", "HUB_ENCRYPTION_KEYS", "HUB_PORT", "HUB_DATABASE_OWNER_URL"]
+    "setting",
+    [
+        "HUB_API_KEY_PEPPER",
+        "HUB_ENCRYPTION_KEYS",
+        "HUB_PORT",
+        "HUB_DATABASE_OWNER_URL",
+        "HUB_RATE_LIMIT_STORAGE_URL",
+    ],
 )
 def test_secrets_and_chart_owned_settings_are_refused_in_config(setting: str) -> None:
     with pytest.raises(helm.HelmError, match=f"config.{setting} is not allowed"):
-        render({"config": {setting: "x"}})
+        render(install({"config": {setting: "x"}}))
 
 
 def test_config_is_the_configmap_and_a_change_rolls_the_replicas() -> None:
-    first = render({"config": {"HUB_TRUSTED_PROXIES": "10.0.0.0/8"}})[0]
+    first = render(install({"config": {"HUB_TRUSTED_PROXIES": "10.0.0.0/8"}}))[0]
     assert _one(first, "ConfigMap")["data"]["HUB_TRUSTED_PROXIES"] == "10.0.0.0/8"
-    assert "HUB_TRUSTED_PROXIES" not in _one(_objects("defaults"), "ConfigMap")["data"]  # empty
-    second = render({"config": {"HUB_TRUSTED_PROXIES": "10.0.0.0/16"}})[0]
+    assert "HUB_TRUSTED_PROXIES" not in _one(_objects("minimal"), "ConfigMap")["data"]  # empty
+    second = render(install({"config": {"HUB_TRUSTED_PROXIES": "10.0.0.0/16"}}))[0]
     annotation = "checksum/config"
     assert (
         _pod(first, "Deployment")["metadata"]["annotations"][annotation]
@@ -272,7 +314,7 @@ def test_config_is_the_configmap_and_a_change_rolls_the_replicas() -> None:
 def test_app_version_is_the_hub_version() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["appVersion"] == hub.__version__
-    image = _pod(_objects("defaults"), "Deployment")["spec"]["containers"][0]["image"]
+    image = _pod(_objects("minimal"), "Deployment")["spec"]["containers"][0]["image"]
     assert image == f"mcp-hub:{hub.__version__}"
 
 
@@ -288,6 +330,7 @@ def test_every_value_is_documented() -> None:
         "autoscaling",
         "podDisruptionBudget",
         "probes",
+        "networkPolicy",
     }
     lines = (CHART / "values.yaml").read_text().splitlines()
     undocumented: list[str] = []
