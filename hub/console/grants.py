@@ -1,6 +1,7 @@
 """The grants page: one principal's grants, add one, delete one, and check a decision
 (DESIGN §8, §14), through the grants service with the API's authorisation (``grant`` read and
-write; a tenant_admin may always delete). The check is a GET form: it reads only."""
+write; a tenant_admin may always delete, and the page asks before it deletes). The check is a GET
+form: it reads only."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi import Query
 from pydantic import ValidationError
 from starlette.responses import Response
 
+from hub.console.names import principal_names
 from hub.console.routing import console_router
 from hub.console.web import TenantConsole, TenantConsoleDep, form_of, redirect, render
 from hub.core.deps import get_settings_dep
@@ -184,5 +186,18 @@ async def delete(g: str, page: TenantConsoleDep, cache: PolicyCacheDep) -> Respo
     if not page.access.caller.is_tenant_admin:  # as the API: a tenant_admin may always delete
         await page.require_item("grant", g, "write")
     fields = await form_of(page.request)
+    back = _path(page, _principal_id(fields.get("principal_id")))
+    if fields.get("confirmed") != "yes":  # the list's button asks first: what goes, and what for
+        grant = await service.deletable_grant(page.session, cache, page.access, parse_id(g))
+        names = await principal_names(page, [grant.principal_id])
+        return render(
+            page,
+            page.request,
+            "grants/delete.html",
+            grant=GrantRead.model_validate(grant),
+            principal=names[grant.principal_id],
+            chosen=fields.get("principal_id", ""),
+            back=back,
+        )
     await service.delete_grant(page.session, cache, page.access, parse_id(g))
-    return redirect(_path(page, _principal_id(fields.get("principal_id"))))
+    return redirect(back)

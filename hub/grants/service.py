@@ -311,9 +311,11 @@ async def create_grant(
     return grant
 
 
-async def delete_grant(
+async def deletable_grant(
     session: AsyncSession, cache: PolicyCache, access: TenantAccess, grant_id: uuid.UUID
-) -> None:
+) -> Grant:
+    """The grant ``access`` may delete (404 when there is none; 403 as :func:`delete_grant`
+    would refuse): what the console asks to confirm before it deletes."""
     grant = await repository.get_grant(session, access.tenant_id, grant_id)
     if grant is None:
         raise NotFound("grant not found")
@@ -322,6 +324,13 @@ async def delete_grant(
         # removing a deny or ask can widen what its principal may do: same rule as conferring;
         # a tenant_admin may always delete any grant, so no grant can lock every admin out
         await _ensure_may_confer(session, cache, access, [(grant.resource, grant.action, "allow")])
+    return grant
+
+
+async def delete_grant(
+    session: AsyncSession, cache: PolicyCache, access: TenantAccess, grant_id: uuid.UUID
+) -> None:
+    grant = await deletable_grant(session, cache, access, grant_id)
     await session.delete(grant)
     await session.flush()
     await repository.bump_grants_version(session, access.tenant_id, grant.principal_id)

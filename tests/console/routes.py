@@ -50,7 +50,7 @@ PAGES: dict[str, tuple[str, dict[str, str]]] = {
         "",
         {"principal_id": "{p}", "resource": "tool:peer.x", "action": "call", "effect": "allow"},
     ),
-    "console.grant_delete": ("", {}),
+    "console.grant_delete": ("", {"confirmed": "yes"}),
     "console.credentials": ("", {}),
     "console.credential_create": ("", {"name": "n", "type": "secret", "secret": "s" * 20}),
     "console.credential_secret": ("", {"secret": "s" * 20}),

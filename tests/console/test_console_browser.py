@@ -292,7 +292,10 @@ async def _journey(
     row = page.locator("#grants tr", has_text="tool:peer.add")
     await expect(row).to_contain_text("deny")
     await _shots(page, "08-grants")
-    await row.get_by_role("button").click()
+    await row.get_by_role("button").click()  # asks first, saying what a deny's going means
+    await expect(page.get_by_role("heading", name="Delete this grant?")).to_be_visible()
+    await expect(page.locator("main")).to_contain_text("effect is deny: once it is deleted")
+    await page.get_by_role("button", name="Delete the grant").click()
     await expect(page.locator("#grants tr", has_text="tool:peer.add")).to_have_count(0)
     await page.locator("#check-resource").fill("tool:peer.echo")
     await page.locator("#check-action").select_option("call")
