@@ -2,9 +2,10 @@
 
 The agent's key comes from ``HUB_AGENT_KEY`` only, and in direct mode the sidecar principal's
 from ``HUB_SIDECAR_KEY`` (never a flag: it would show in process
-listings). Logs are JSON lines on stderr — nothing but MCP ever reaches stdout. A failure to
-start is one line on stderr and exit status 1; SIGTERM, SIGINT and (stdio) stdin EOF end it with
-status 0.
+listings). Logs are JSON lines on stderr — nothing but MCP ever reaches stdout. An option value
+it cannot take (``--mode``, ``--log-level``: choices; ``--hub-ca``: a file) is typer's usage
+error, status 2, before anything is configured; a failure to start is one line on stderr and exit
+status 1; SIGTERM, SIGINT and (stdio) stdin EOF end it with status 0.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from hub.core.logging import configure_logging, redacting
-from hub.sidecar.config import SidecarConfig, default_cache_dir, parse_listen
+from hub.sidecar.config import Mode, SidecarConfig, default_cache_dir, parse_listen
 from hub.sidecar.errors import SidecarError
 
 __all__ = ["sidecar"]
@@ -31,47 +32,91 @@ def _die(message: str) -> None:
     raise typer.Exit(1)
 
 
+#: as ``HUB_LOG_LEVEL`` takes them
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
 def sidecar(
-    hub: Annotated[str, typer.Option("--hub", help="The hub's base URL (https unless loopback).")],
-    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id or slug.")],
-    deployment: Annotated[str, typer.Option("--deployment", help="Deployment id or name.")],
+    hub: Annotated[
+        str,
+        typer.Option("--hub", metavar="URL", help="The hub's base URL (https unless loopback)."),
+    ],
+    tenant: Annotated[
+        str, typer.Option("--tenant", "-t", metavar="SLUG", help="Tenant slug or id.")
+    ],
+    deployment: Annotated[
+        str, typer.Option("--deployment", metavar="DEPLOYMENT", help="Name or id.")
+    ],
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Serve the agent on stdin/stdout.")
     ] = False,
     listen: Annotated[
         str | None,
-        typer.Option("--listen", help="Serve Streamable HTTP at http://HOST:PORT/mcp (loopback)."),
+        typer.Option(
+            "--listen",
+            metavar="HOST:PORT",
+            help="Serve Streamable HTTP at http://HOST:PORT/mcp (loopback).",
+        ),
     ] = None,
     token_file: Annotated[
         Path | None,
         typer.Option(
-            "--token-file", help="With --listen: where the bearer token is written (0600)."
+            "--token-file",
+            dir_okay=False,
+            help="With --listen: where the bearer token is written (0600).",
         ),
     ] = None,
-    mode: Annotated[str, typer.Option("--mode", help="relay (default) or direct.")] = "relay",
+    mode: Annotated[
+        Mode,
+        typer.Option(
+            "--mode",
+            help="relay: every call through the hub; direct: direct-mode entries' calls from here.",
+        ),
+    ] = "relay",
     sync_interval: Annotated[
-        float, typer.Option("--sync-interval", help="Seconds between bundle syncs.")
+        float,
+        typer.Option("--sync-interval", metavar="SECONDS", help="Between bundle syncs."),
     ] = 30.0,
     max_stale: Annotated[
-        float, typer.Option("--max-stale", help="Seconds the cached bundle may be served.")
+        float,
+        typer.Option(
+            "--max-stale", metavar="SECONDS", help="How old a cached bundle may be served."
+        ),
     ] = 600.0,
     cache_dir: Annotated[
-        Path | None, typer.Option("--cache-dir", help="Bundle cache directory.")
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            file_okay=False,
+            help="Bundle cache directory (default: $XDG_CACHE_HOME/mcp-hub/sidecar).",
+        ),
     ] = None,
     call_timeout: Annotated[
-        float, typer.Option("--call-timeout", help="Seconds a relayed call may take in all.")
+        float,
+        typer.Option(
+            "--call-timeout", metavar="SECONDS", help="How long a relayed call may take in all."
+        ),
     ] = 90.0,
     hub_ca: Annotated[
-        str | None, typer.Option("--hub-ca", help="CA bundle (PEM) for the hub's certificate.")
+        Path | None,
+        typer.Option(
+            "--hub-ca",
+            exists=True,
+            dir_okay=False,
+            resolve_path=True,
+            help="CA bundle (PEM) of a hub whose certificate a private CA issued.",
+        ),
     ] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="DEBUG, INFO, WARNING …")] = "INFO",
+    log_level: Annotated[
+        LogLevel, typer.Option("--log-level", help="Of the JSON logs on stderr.")
+    ] = "INFO",
 ) -> None:
     """Serve a deployment's tools to a local agent (key in HUB_AGENT_KEY)."""
     # here, not at the top: every ``hub`` command imports this module, and the sidecar's
     # server and client stacks are most of a command's start-up otherwise
     from hub.sidecar.run import Serve, run_sidecar
 
-    configure_logging(log_level.upper())
+    configure_logging(log_level)
     if stdio == (listen is not None):
         _die("give exactly one of --stdio and --listen HOST:PORT")
     try:
@@ -84,7 +129,7 @@ def sidecar(
             sync_interval_s=sync_interval,
             max_stale_s=max_stale,
             cache_dir=cache_dir or default_cache_dir(os.environ.get("XDG_CACHE_HOME")),
-            hub_ca=hub_ca,
+            hub_ca=str(hub_ca) if hub_ca else None,
             call_timeout_s=call_timeout,
             sidecar_key=os.environ.get(SIDECAR_KEY_ENV),
         )

@@ -4,9 +4,12 @@ Every other ``hub`` command takes a deployment's name where it is unique (DESIGN
 sidecar does too. An agent cannot list the tenant's deployments, but ``GET /whoami`` lists the
 ones it is the agent of, and those are the only ones its key can serve, so the name is looked up
 there: exactly one match, else one line saying why (none, naming the agent's deployments, or
-several). The answer is remembered beside the bundle cache (``names-<hash>.json``, 0600, ids
-and names only), so a sidecar started by name while the hub is down still finds the bundle it
-cached; once the hub answers again it is asked afresh at the next start.
+several). ``/whoami`` answers for the key's own tenant, so the name is looked up there only when
+that tenant is ``--tenant`` (by id or slug), else it is one line naming the key's tenant: the id
+of a same-named deployment of another tenant would only be refused as unknown in this one. The
+answer is remembered beside the bundle cache (``names-<hash>.json``, 0600, ids and names only),
+so a sidecar started by name while the hub is down still finds the bundle it cached; once the
+hub answers again it is asked afresh at the next start.
 """
 
 from __future__ import annotations
@@ -53,6 +56,19 @@ def _remember(config: SidecarConfig, name: str, deployment_id: str) -> None:
     write_private(_remembered_path(config), json.dumps(known, sort_keys=True).encode())
 
 
+def _in_tenant(config: SidecarConfig, me: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The agent's deployments, when its key is of the tenant the sidecar runs for."""
+    own = {str(value) for value in (me.get("tenant_id"), me.get("tenant_slug")) if value}
+    if config.tenant not in own:
+        whose = f"tenant {me['tenant_slug']!r}" if me.get("tenant_slug") else "no tenant"
+        raise SidecarError(
+            f"--deployment {name!r}: HUB_AGENT_KEY is a key of {whose}, not of --tenant "
+            f"{config.tenant}; give that tenant's agent's key"
+        )
+    found = me.get("deployments")
+    return found if isinstance(found, list) else []
+
+
 def _one_named(deployments: list[dict[str, Any]], name: str) -> str:
     matches = [str(d.get("id")) for d in deployments if d.get("name") == name]
     if len(matches) > 1:
@@ -94,8 +110,7 @@ async def resolved(config: SidecarConfig) -> SidecarConfig:
         return replace(config, deployment=known)
     finally:
         await hub.aclose()
-    found = me.get("deployments")
-    deployment_id = _one_named(found if isinstance(found, list) else [], name)
+    deployment_id = _one_named(_in_tenant(config, me, name), name)
     _remember(config, name, deployment_id)
     log.info("sidecar: deployment %r is %s", name, deployment_id)
     return replace(config, deployment=deployment_id)
