@@ -79,7 +79,7 @@ def test_make_run_serves_healthz_from_a_fresh_directory(tmp_path: Path) -> None:
     assert again_out == ""  # no key, no echo
     assert "a platform admin exists already" in again_err
     assert "hub bootstrap --force" in again_err
-    assert "POST /platform/keys" in again_err
+    assert "`hub keys create --platform` (POST /platform/keys)" in again_err
 
 
 def test_make_help_lists_every_documented_target() -> None:

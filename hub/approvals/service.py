@@ -356,7 +356,10 @@ async def decide_approval(
         use_by=now + timedelta(seconds=ctx.use_s),
     )
     if not decided:
-        raise Conflict("only a live pending approval can be decided")
+        await session.refresh(row)  # what it is now: decided by someone else, used or expired
+        raise Conflict(
+            f"only a live pending approval can be decided; this one is {status_of(row, now)}"
+        )
     await session.refresh(row)
     await record_for(
         session,

@@ -80,17 +80,17 @@ async def tenant_access_of(request: Request, caller: Caller, t: str) -> TenantAc
     if own is not None and t == str(own.value):  # its own tenant by id: no query needed
         return _with_checker(request, session, TenantAccess(caller, own))
     if not caller.is_platform_admin and is_canonical_id(t):
-        raise NotFound()  # another tenant's id (no query: nothing to learn either way)
+        raise NotFound("tenant not found")  # another tenant's id (no query: nothing to learn)
     tenant_uuid = await tenant_of_path(session, t)
     if tenant_uuid is None:
-        raise NotFound()
+        raise NotFound("tenant not found")
     if caller.is_platform_admin:
         # the platform admin's path resolution mints the tenant it acts in, and enters its scope
         tenant = TenantId._mint(tenant_uuid)
         await rls.enter(session, tenant)
         return _with_checker(request, session, TenantAccess(caller, tenant))
     if own is None or own.value != tenant_uuid:
-        raise NotFound()  # another tenant's id or slug reads exactly like an absent one
+        raise NotFound("tenant not found")  # another tenant's id or slug reads as an absent one
     return _with_checker(request, session, TenantAccess(caller, own))
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def verify_local(tenant: list[str], platform: bool, as_json: bool) -> int:
     from hub.models import Tenant
 
     settings = runtime_settings()
+    require_database(settings.database_url, schema=True)  # one line, never a traceback
 
     async def run() -> int:
         db = Database.from_url(settings.database_url)

@@ -14,7 +14,7 @@ __all__ = ["EXISTS_MESSAGE", "bootstrap"]
 EXISTS_MESSAGE = (
     "hub: a platform admin exists already; its key was shown once, when it was created.\n"
     "hub: to mint a new key: `hub bootstrap --force` (creates another platform admin and prints "
-    "its key), or with a platform admin key: POST /platform/keys (see README)."
+    "its key), or with a platform admin key: `hub keys create --platform` (POST /platform/keys)."
 )
 
 
@@ -25,6 +25,8 @@ def bootstrap(
     ),
 ) -> None:
     """Create the platform admin and print its API key, alone, on stdout (shown once)."""
+    if force and if_absent:
+        raise typer.BadParameter("--force and --if-absent ask opposite things: give one")
     from hub.core.db import Database
     from hub.principals.bootstrap import PlatformAdminExists, bootstrap_platform_admin
 

@@ -7,6 +7,7 @@ import sys
 
 import typer
 
+from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
 
 __all__ = ["crypto_app"]
@@ -27,6 +28,7 @@ def crypto_rotate(
 
     settings = runtime_settings()
     keyring = Keyring.from_settings(settings)
+    require_database(settings.database_url, schema=True)  # one line, never a traceback
 
     async def run() -> int:
         db = Database.from_url(settings.database_url)

@@ -13,12 +13,26 @@ db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 
 
 @db_app.command("upgrade")
-def db_upgrade(revision: str = typer.Argument("head")) -> None:
+def db_upgrade(
+    revision: str = typer.Argument(
+        "head", metavar="[REVISION]", help="Migrate up to this revision (default: the newest)."
+    ),
+) -> None:
     """Migrate the database up to REVISION, as its owner (HUB_DATABASE_OWNER_URL, or else
-    HUB_DATABASE_URL); on PostgreSQL, then grant HUB_DATABASE_APP_ROLE the app's privileges."""
-    from hub.core.migrations import upgrade
+    HUB_DATABASE_URL); on PostgreSQL, then grant HUB_DATABASE_APP_ROLE the app's privileges.
+    A database already past REVISION is left as it is (this never downgrades)."""
+    from alembic.util import CommandError
+
+    from hub.core.migrations import current_revision, head_revision, upgrade
 
     settings = runtime_settings()
     require_database(settings.migration_url)  # a refused connection or login is one line
-    upgrade(settings.migration_url, revision, app_role=settings.database_app_role)
-    typer.echo(f"database at {revision}", err=True)
+    try:
+        upgrade(settings.migration_url, revision, app_role=settings.database_app_role)
+    except CommandError as exc:  # an unknown or ambiguous revision: nothing was changed
+        typer.echo(f"hub: cannot migrate to {revision!r}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    now, head = current_revision(settings.migration_url), head_revision()
+    typer.echo(
+        f"database at {now}" + (" (the newest)" if now == head else f"; newest {head}"), err=True
+    )

@@ -156,7 +156,7 @@ def run_server(
 
 def serve(
     host: str | None = typer.Option(None, help="Listen address (default HUB_HOST)."),
-    port: int | None = typer.Option(None, help="Listen port (default HUB_PORT)."),
+    port: int | None = typer.Option(None, min=0, max=65535, help="Listen port (default HUB_PORT)."),
     workers: int = typer.Option(1, min=1, help="Server processes on the one port."),
 ) -> None:
     """Serve the REST API and the gateway endpoint."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from hub.cli.database import require_database, safe_url
 from hub.cli.runtime import runtime_settings
 
 if TYPE_CHECKING:  # imported when the command runs: every ``hub`` command imports this module
@@ -61,6 +62,13 @@ def worker() -> None:
     from hub.wiring import build_components
 
     settings = runtime_settings()
+    # a refused connection is one line; an unmigrated database is waited for, as `hub serve` does
+    if not require_database(settings.database_url):
+        typer.echo(
+            f"hub: warning: the database {safe_url(settings.database_url)} holds no hub schema"
+            " yet: the workers start once `hub db upgrade` has run",
+            err=True,
+        )
     components = build_components(settings)
     status = asyncio.run(
         run_workers(settings, components.get(JobRegistry), components.get(Metrics))

@@ -18,11 +18,20 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from hub.core.db import create_engine
 
-__all__ = ["alembic_config", "downgrade", "grant_app_role", "upgrade"]
+__all__ = [
+    "alembic_config",
+    "current_revision",
+    "downgrade",
+    "grant_app_role",
+    "head_revision",
+    "upgrade",
+]
 
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -42,6 +51,28 @@ def upgrade(url: str, revision: str = "head", *, app_role: str | None = None) ->
     command.upgrade(alembic_config(url), revision)
     if app_role and not url.startswith("sqlite"):
         asyncio.run(grant_app_role(url, app_role))
+
+
+def head_revision() -> str | None:
+    """The newest migration's revision."""
+    return ScriptDirectory.from_config(alembic_config("")).get_current_head()
+
+
+def current_revision(url: str) -> str | None:
+    """The revision ``url``'s schema is at (None: no migration ever ran); from a thread with no
+    running event loop."""
+
+    async def read() -> str | None:
+        engine = create_engine(url)
+        try:
+            async with engine.connect() as conn:
+                return await conn.run_sync(
+                    lambda sync: MigrationContext.configure(sync).get_current_revision()
+                )
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
 
 
 def grant_statements(role: str) -> list[str]:

@@ -50,7 +50,7 @@ async def _platform_admin_makes_a_tenant(s: Session) -> None:
     await s.hub.ok("tenants", "use", "acme")
     me = [line.split() for line in (await s.hub.ok("whoami")).stdout.splitlines()]
     assert ["tenant", "-"] in me  # the platform admin belongs to none
-    assert ["acts", "in", "acme"] in me  # but its profile's commands go to acme
+    assert ["acts", "in", "acme", f"({tenant['id']})"] in me  # but its profile's go to acme
     assert_headers(await s.hub.ok("tenants", "list"), "SLUG", "NAME", "STATUS", "ID", "CREATED")
     owner = await s.hub.ok("principals", "create", "owner", "--role", "tenant_admin", "--json")
     assert owner.json()["role"] == "tenant_admin"

@@ -143,7 +143,9 @@ async def test_pending_and_approved_approvals_expire(
     deployed, peer = await deployed_with(client, database, handmade_peer)
     stale = pending_id(await call(client, deployed, "echo", "late"))
     clock_control.advance(settings.approval_ttl_s + 1)
-    assert (await decide(client, deployed, stale, "approve")).status_code == 409
+    late = await decide(client, deployed, stale, "approve")
+    assert late.status_code == 409
+    assert late.json()["error"]["message"].endswith("this one is expired")
     got = await client.get(
         deployed.setup.url("approvals", stale), headers=deployed.setup.admin.headers
     )
@@ -300,7 +302,11 @@ async def test_a_decision_on_anything_but_a_live_pending_approval_is_409(
     deployed, _peer = await deployed_with(client, database, handmade_peer)
     approval = pending_id(await call(client, deployed, "echo", "x"))
     assert (await decide(client, deployed, approval, "approve")).status_code == 200
-    assert (await decide(client, deployed, approval, "deny")).status_code == 409
+    again = await decide(client, deployed, approval, "deny")
+    assert again.status_code == 409
+    assert again.json()["error"]["message"] == (  # says what it is now
+        "only a live pending approval can be decided; this one is approved"
+    )
     done, refused = await audit_events(database, action="approval.decide")
     assert (done.outcome, done.details["decision"]) == ("success", "approve")
     assert (refused.outcome, refused.details["status"]) == ("failed", 409)

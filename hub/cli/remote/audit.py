@@ -20,7 +20,7 @@ import typer
 from hub.cli.audit import verify_local
 from hub.cli.remote import resolve
 from hub.cli.remote.client import PAGE_LIMIT
-from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
+from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, is_id, remote
 from hub.cli.remote.output import Column, progress
 from hub.cli.remote.profiles import DEFAULT_PROFILE
 
@@ -40,7 +40,16 @@ def _columns(names: dict[Any, Any]) -> list[Column]:
     ]
 
 
-def _newest(r: Remote, last: int, filters: dict[str, Any]) -> list[dict[str, Any]]:
+PLATFORM_TRAIL = "/platform/audit"
+
+
+def _trail(r: Remote, platform: bool) -> str:
+    """The trail's path: the tenant's, or the platform's own chain (its admins' keys,
+    bootstrap, tenants made and ended)."""
+    return PLATFORM_TRAIL if platform else r.path("audit")
+
+
+def _newest(r: Remote, trail: str, last: int, filters: dict[str, Any]) -> list[dict[str, Any]]:
     """The newest ``last`` rows, oldest of them first: read newest first (``order=newest``), so
     the cost is the rows shown, not the length of the trail."""
     rows: list[dict[str, Any]] = []
@@ -49,7 +58,7 @@ def _newest(r: Remote, last: int, filters: dict[str, Any]) -> list[dict[str, Any
         while len(rows) < last:
             limit = min(PAGE_LIMIT, last - len(rows))
             params = {**filters, "order": "newest", "limit": limit, "cursor": cursor}
-            body = r.client.request("GET", r.path("audit"), params=_present(params)).json()
+            body = r.client.request("GET", trail, params=_present(params)).json()
             rows.extend(body.get("data") or [])
             update(len(rows))
             cursor = body.get("next_cursor")
@@ -58,29 +67,30 @@ def _newest(r: Remote, last: int, filters: dict[str, Any]) -> list[dict[str, Any
     return rows[::-1]
 
 
-def _after(r: Remote, filters: dict[str, Any], after_seq: int) -> list[dict[str, Any]]:
+def _after(r: Remote, trail: str, filters: dict[str, Any], after_seq: int) -> list[dict[str, Any]]:
     """Every row placed after ``after_seq`` in the chain, in chain order."""
     rows: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
         params = {**filters, "after_seq": after_seq, "limit": PAGE_LIMIT, "cursor": cursor}
-        body = r.client.request("GET", r.path("audit"), params=_present(params)).json()
+        body = r.client.request("GET", trail, params=_present(params)).json()
         rows.extend(body.get("data") or [])
         cursor = body.get("next_cursor")
         if not cursor:
             return sorted(rows, key=lambda row: int(row.get("seq") or 0))
 
 
-def _head_seq(r: Remote) -> int:
+def _head_seq(r: Remote, trail: str) -> int:
     """The place of the chain's newest row (0 for an empty chain): where following starts
     when no row was shown."""
     params = {"order": "newest", "limit": 1}
-    body = r.client.request("GET", r.path("audit"), params=params).json()
+    body = r.client.request("GET", trail, params=params).json()
     return max((int(row.get("seq") or 0) for row in body.get("data") or []), default=0)
 
 
 def _follow(
     r: Remote,
+    trail: str,
     filters: dict[str, Any],
     rows: list[dict[str, Any]],
     columns: list[Column],
@@ -90,10 +100,10 @@ def _follow(
     chain numbers rows in the order they were written, so a row committed late (a tool call's,
     written after its answer) is printed even when its time is earlier than rows already shown,
     which polling by time would skip."""
-    seen = max((int(row.get("seq") or 0) for row in rows), default=0) or _head_seq(r)
+    seen = max((int(row.get("seq") or 0) for row in rows), default=0) or _head_seq(r, trail)
     while True:
         time.sleep(interval)
-        fresh = _after(r, filters, seen)
+        fresh = _after(r, trail, filters, seen)
         if fresh:
             r.out.table(fresh, columns)
             seen = max(seen, *(int(row.get("seq") or 0) for row in fresh))
@@ -130,24 +140,36 @@ def tail(
         float, typer.Option("--interval", min=0.5, help="Seconds between polls.")
     ] = 2.0,
     tenant: TenantOpt = None,
+    platform: Annotated[
+        bool, typer.Option("--platform", help="The platform's own trail (platform admin).")
+    ] = False,
     profile: ProfileOpt = DEFAULT_PROFILE,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the newest audit rows (and, with --follow, new ones as they come)."""
+    if platform and tenant:
+        raise typer.BadParameter("--platform reads no tenant's trail: drop --tenant")
     with remote(profile, as_json, tenant) as r:
+        if platform and actor and not is_id(actor):
+            raise typer.BadParameter("with --platform, --actor is a principal's id")
         filters = _present(
             {
                 "action": action,
-                "actor": resolve.principal(r, actor)["id"] if actor else None,
+                "actor": actor
+                if platform
+                else resolve.principal(r, actor)["id"]
+                if actor
+                else None,
                 "outcome": outcome.value if outcome else None,
                 "since": since,
             }
         )
-        rows = _newest(r, lines, filters)
-        columns = _columns(resolve.names(r, "principals"))
+        trail = _trail(r, platform)
+        rows = _newest(r, trail, lines, filters)
+        columns = _columns({} if platform else resolve.names(r, "principals"))
         r.out.table(rows, columns)
         if follow:
-            _follow(r, filters, rows, columns, interval)
+            _follow(r, trail, filters, rows, columns, interval)
 
 
 @audit_app.command("verify")
@@ -163,7 +185,8 @@ def verify(
         ),
     ] = False,
     platform: Annotated[
-        bool, typer.Option("--platform", help="With --local: the platform's own chain.")
+        bool,
+        typer.Option("--platform", help="The platform's own chain (with --local: it alone)."),
     ] = False,
     after: Annotated[
         str | None,
@@ -174,15 +197,17 @@ def verify(
         ),
     ] = None,
 ) -> None:
-    """Check the tenant's audit hash chain; exit 1 when it is broken."""
-    if local or platform:
+    """Check the tenant's audit hash chain (or the platform's); exit 1 when it is broken."""
+    if local:
         if after is not None:
             raise typer.BadParameter("--after asks a hub; --local checks every row")
         raise typer.Exit(verify_local([tenant] if tenant else [], platform, as_json))
+    if platform and tenant:
+        raise typer.BadParameter("--platform checks no tenant's chain: drop --tenant")
     params = _anchor(after)
     with remote(profile, as_json, tenant) as r:
         with progress("verifying the audit chain"):
-            answer = r.client.get(r.path("audit", "verify"), **params)
+            answer = r.client.get(f"{_trail(r, platform)}/verify", **params)
         fields = answer if isinstance(answer, dict) else {"result": answer}
         r.out.record(fields, [Column.of(key, key) for key in sorted(fields)])
         if fields.get("ok") is False or fields.get("valid") is False:

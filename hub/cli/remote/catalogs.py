@@ -82,7 +82,8 @@ def snapshot(
             raise
         count = len(made.get("tools") or [])
         said = "created" if made.get("created") else "unchanged: still"
-        r.out.done(made, f"{handle}: catalog {said} version {made['version']} ({count} tools)")
+        tools = f"{count} tool" + ("" if count == 1 else "s")
+        r.out.done(made, f"{handle}: catalog {said} version {made['version']} ({tools})")
 
 
 @catalogs_app.command("list")

@@ -29,6 +29,7 @@ __all__ = [
     "TenantOpt",
     "is_id",
     "remote",
+    "segment",
 ]
 
 ProfileOpt = Annotated[
@@ -41,6 +42,15 @@ TenantOpt = Annotated[
         "--tenant", "-t", metavar="SLUG", help="Tenant slug or id (default: the profile's)."
     ),
 ]
+
+
+def segment(value: str) -> str:
+    """``value`` as one quoted path segment. ``.`` and ``..`` are refused: quoting leaves them
+    as they are and the HTTP client then resolves them as steps, so ``hub servers delete ..``
+    was a ``DELETE /tenants/<t>``, which disables the tenant."""
+    if value in {"", ".", ".."}:
+        fail(f"{value!r} is not a name or an id")
+    return quote(value, safe="")
 
 
 def is_id(value: str) -> bool:
@@ -72,7 +82,7 @@ class Remote:
     def path(self, *parts: object) -> str:
         """``/tenants/<tenant>/<parts>``, each segment quoted."""
         segments = [self.tenant, *(str(p) for p in parts)]
-        return "/tenants/" + "/".join(quote(s, safe="") for s in segments)
+        return "/tenants/" + "/".join(segment(s) for s in segments)
 
 
 @contextlib.contextmanager
@@ -92,7 +102,14 @@ def remote(
     try:
         yield Remote(client, loaded, Output(as_json), tenant or loaded.tenant)
     except HubFailure as exc:
-        fail(f"{exc}; {_refused_key(profile, loaded.url)}" if exc.status == 401 else str(exc))
+        if exc.status == 401:
+            fail(f"{exc}; {_refused_key(profile, loaded.url)}")
+        if exc.status == 404 and exc.message == "tenant not found":
+            given = (
+                f"--tenant {tenant}" if tenant else f"profile '{profile}' acts in {loaded.tenant}"
+            )
+            fail(f"{exc}: {given}; the key's principal sees no such tenant")
+        fail(str(exc))
     except RemoteError as exc:
         fail(str(exc))
     finally:

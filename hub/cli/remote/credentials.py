@@ -79,6 +79,15 @@ def read_secret(from_stdin: bool) -> str:
     return value
 
 
+def _piped() -> str | None:
+    """What standard input holds when it is a pipe or a file with something in it (one value,
+    a trailing newline dropped); None for a terminal or nothing."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    value = sys.stdin.read().removesuffix("\n").removesuffix("\r")
+    return value or None
+
+
 @credentials_app.command("list")
 def list_credentials(
     tenant: TenantOpt = None, profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False
@@ -185,8 +194,10 @@ def update_credential(
     }
     if new_secret or secret_stdin:
         body["secret"] = read_secret(secret_stdin)
+    elif (piped := _piped()) is not None:  # a secret on a pipe is a new secret, as for create
+        body["secret"] = piped
     if not body:
-        fail("nothing to change (see --help)")
+        fail("nothing to change: give --name, --base-url, --expires-at or a new secret")
     with remote(profile, as_json, tenant) as r:
         found = resolve.credential(r, credential)
         body["version"] = found["version"]  # compare-and-swap on what was just read
@@ -203,3 +214,16 @@ def delete_credential(
         found = resolve.credential(r, credential)
         r.client.delete(r.path("credentials", found["id"]))
         typer.echo(f"credential {found['name']} revoked")
+        try:
+            servers = r.client.list_all(r.path("servers"))
+        except HubFailure:  # may not list servers: nothing more to say
+            servers = []
+        users = sorted(s["handle"] for s in servers if s.get("credential_id") == found["id"])
+        if users:
+            note(
+                safe(
+                    f"servers {', '.join(users)} used it: their calls fail until each gets"
+                    f" another, e.g. `hub servers update {users[0]} --credential NAME`"
+                    " (or --no-credential)"
+                )
+            )

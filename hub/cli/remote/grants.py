@@ -85,7 +85,13 @@ def add_grant(
         try:  # NaN, or nesting past any body's bound, is refused here and not by a traceback
             body["conditions"] = portable_json.loads(conditions, max_depth=MAX_BODY_DEPTH)
         except portable_json.NotPortableJson as refused:
-            fail(f"--conditions must be a JSON object{portable_json.why(refused)}")
+            said = portable_json.why(refused) or ": it is not valid JSON"
+            fail(f"--conditions must be a JSON object{said}")
+        if not isinstance(body["conditions"], dict):
+            fail(
+                "--conditions must be a JSON object, e.g."
+                ' \'{"time_window": {"start": "09:00", "end": "17:00", "tz": "UTC"}}\''
+            )
     with remote(profile, as_json, tenant) as r:
         found = resolve.principal(r, principal)
         body["resource"] = resolve.resource(r, resource)

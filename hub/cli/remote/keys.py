@@ -168,11 +168,20 @@ def delete_key(
     principal: PrincipalOpt = None,
     platform: PlatformOpt = False,
     tenant: TenantOpt = None,
+    own: Annotated[
+        bool,
+        typer.Option("--own", help="Allow revoking the key this profile signs in with."),
+    ] = False,
     profile: ProfileOpt = DEFAULT_PROFILE,
 ) -> None:
     """Revoke a key; the very next request with it is refused."""
     with remote(profile, False, tenant) as r:
         base = _base(r, principal, platform, flag=True)
         found = resolve.key(r.client.list_all(base), key)
+        if _is_the_profiles(r, found) and not own:
+            fail(
+                f"that is the key profile '{r.profile.name}' signs in with: revoking it locks"
+                " this profile out (pass --own to revoke it anyway, or `hub keys roll` it)"
+            )
         r.client.delete(f"{base}/{found['id']}")
         typer.echo(f"key {found['prefix']}…{found['last4']} revoked")

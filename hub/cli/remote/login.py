@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 import typer
 
-from hub.cli.remote.client import HubClient, RemoteError
-from hub.cli.remote.context import JsonOpt, ProfileOpt, TenantOpt, remote
+from hub.cli.remote.client import HubClient, HubFailure, RemoteError
+from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote, segment
 from hub.cli.remote.output import Column, Output, fail, note
 from hub.cli.remote.profiles import (
     DEFAULT_PROFILE,
@@ -74,6 +74,39 @@ def _describe(me: dict[str, Any]) -> str:
     return f"{principal['name']} ({principal['kind']}{role}) in tenant {me.get('tenant_slug')}"
 
 
+def _default_tenant(client: HubClient, me: dict[str, Any], tenant: str | None) -> str | None:
+    """The tenant the profile acts in, by id (a slug renamed later would leave the profile
+    naming no tenant): the principal's own, or the platform admin's ``--tenant``, checked."""
+    if me.get("tenant_id") is not None:
+        if tenant and tenant not in {str(me["tenant_id"]), str(me.get("tenant_slug"))}:
+            fail(
+                f"this key's principal acts only in tenant {me.get('tenant_slug')}:"
+                " drop --tenant, or log in with a key of that tenant"
+            )
+        return str(me["tenant_id"])
+    if not tenant:
+        return None
+    try:
+        found = client.get(f"/tenants/{segment(tenant)}")
+    except HubFailure as exc:
+        fail(f"tenant {tenant!r}: {exc}")
+    return str(found["id"])
+
+
+def _acting(r: Remote, me: dict[str, Any]) -> str:
+    """The tenant the profile acts in, by slug and id."""
+    ref = r.profile.tenant
+    if not ref:
+        return "-"
+    if ref in {str(me.get("tenant_id")), str(me.get("tenant_slug"))}:
+        return f"{me.get('tenant_slug')} ({me.get('tenant_id')})"
+    try:
+        found = r.client.get(f"/tenants/{segment(ref)}")
+    except HubFailure:
+        return f"{ref} (not found: `hub tenants use SLUG` to choose another)"
+    return f"{found['slug']} ({found['id']})"
+
+
 def login(
     url: Annotated[str, typer.Option("--url", help="The hub's base URL.")],
     profile: ProfileOpt = DEFAULT_PROFILE,
@@ -97,9 +130,9 @@ def login(
     try:
         with HubClient(base, key, hub_ca=ca) as client:
             me = client.get("/whoami")
+            default_tenant = _default_tenant(client, me, tenant)
     except RemoteError as exc:
         fail(str(exc))
-    default_tenant = tenant or me.get("tenant_slug")
     try:
         key_file = save_profile(Profile(profile, base, ca, default_tenant), key)
     except (ProfileError, OSError) as exc:
@@ -139,7 +172,7 @@ def whoami(profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False) -> N
                 Column("principal", _describe),
                 Column("id", lambda m: m["principal"]["id"]),
                 Column("tenant", _tenant),
-                Column("acts in", lambda _m: r.profile.tenant or "-"),
+                Column("acts in", lambda m: _acting(r, m)),
                 Column("grants", lambda m: len(m.get("grants") or [])),
             ],
         )

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import typer
 from rich import box
@@ -88,21 +88,36 @@ class Column:
 #: the width a table is laid out in when it goes to a pipe or a file and ``COLUMNS`` is unset:
 #: wide enough that no row folds, so each row stays one line for ``grep``, ``awk`` and ``cut``
 PIPE_WIDTH = 1_000
+#: a ``COLUMNS`` narrower than this is not believed (a table cannot be laid out in it)
+MIN_WIDTH = 20
 
 
 def _console(*, stderr: bool = False) -> Console:
-    """A console on stdout (or stderr). On a terminal, or with ``COLUMNS`` set, rich's own
-    width; otherwise :data:`PIPE_WIDTH`, not rich's 80 columns, which fold ids mid-value."""
+    """A console on stdout (or stderr), as wide as :func:`_width` says: in a pipe not rich's 80
+    columns, which fold ids mid-value."""
     stream = sys.stderr if stderr else sys.stdout
-    piped = not stream.isatty() and not os.environ.get("COLUMNS")
     return Console(
         stderr=stderr,
         highlight=False,
         markup=False,
         emoji=False,
         soft_wrap=False,
-        width=PIPE_WIDTH if piped else None,
+        width=_width(stream),
     )
+
+
+def _width(stream: TextIO) -> int:
+    """``COLUMNS`` when it can lay a table out (0, 5 or junk printed nothing, or blank rows,
+    and said nothing), else the terminal's width, else :data:`PIPE_WIDTH` for a pipe."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) >= MIN_WIDTH:
+        return int(columns)
+    if not stream.isatty():
+        return PIPE_WIDTH
+    try:
+        return max(os.get_terminal_size(stream.fileno()).columns, MIN_WIDTH)
+    except OSError:
+        return PIPE_WIDTH
 
 
 def note(message: str) -> None:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Annotated, Any
-from urllib.parse import quote
 
 import typer
 
-from hub.cli.remote.context import JsonOpt, ProfileOpt, remote
-from hub.cli.remote.output import Column, note
+from hub.cli.remote.context import JsonOpt, ProfileOpt, remote, segment
+from hub.cli.remote.output import Column, fail, note
 from hub.cli.remote.profiles import DEFAULT_PROFILE, save_profile
 
 __all__ = ["tenants_app"]
@@ -27,7 +26,7 @@ COLUMNS = [
 
 
 def _path(tenant: str) -> str:
-    return "/tenants/" + quote(tenant, safe="")
+    return "/tenants/" + segment(tenant)
 
 
 @tenants_app.command("list")
@@ -78,8 +77,11 @@ def update_tenant(
     body: dict[str, Any] = {"name": name, "slug": slug}
     if enable is not None:
         body["status"] = "active" if enable else "disabled"
+    changes = {k: v for k, v in body.items() if v is not None}
+    if not changes:
+        fail("nothing to change: give --name, --slug, --enable or --disable")
     with remote(profile, as_json) as r:
-        made = r.client.patch(_path(tenant), {k: v for k, v in body.items() if v is not None})
+        made = r.client.patch(_path(tenant), changes)
         r.out.done(made, f"tenant {made['slug']} updated")
 
 
@@ -96,5 +98,6 @@ def use_tenant(tenant: TenantArg, profile: ProfileOpt = DEFAULT_PROFILE) -> None
     """Make TENANT the profile's default for tenant commands (checked first)."""
     with remote(profile) as r:
         found = r.client.get(_path(tenant))
-        save_profile(dataclasses.replace(r.profile, tenant=found["slug"]), None)
+        # by id: a slug renamed later would leave the profile naming no tenant
+        save_profile(dataclasses.replace(r.profile, tenant=str(found["id"])), None)
         note(f"profile {profile!r} now acts in tenant {found['slug']}")
