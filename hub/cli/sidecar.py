@@ -108,7 +108,8 @@ def sidecar(
         ),
     ] = None,
     log_level: Annotated[
-        LogLevel, typer.Option("--log-level", help="Of the JSON logs on stderr.")
+        LogLevel,
+        typer.Option("--log-level", case_sensitive=False, help="Of the JSON logs on stderr."),
     ] = "INFO",
 ) -> None:
     """Serve a deployment's tools to a local agent (key in HUB_AGENT_KEY)."""

@@ -109,7 +109,7 @@ def test_help_names_what_each_option_takes() -> None:
         "--mode": "<relay|direct>",
         "--sync-interval": "SECONDS",
         "--hub-ca": "<file>",
-        "--log-level": "<DEBUG|INFO|WARNING|ERROR>",
+        "--log-level": "<debug|info|warning|error>",
     }
     for option, shown in expected.items():
         assert shown in options[option], options[option]
