@@ -44,6 +44,11 @@ async def test_dot_segments_are_refused_and_the_tenant_stays(tmp_path: Path) -> 
         nothing = await hub.cli("tenants", "update", "acme")
         assert nothing.code == 1
         assert "nothing to change" in nothing.stderr
+        # a second principal of one name: made, and said, since commands then need an id
+        first = await hub.ok("principals", "create", "dee", "--role", "deployer", *OWNER)
+        assert "another of the tenant's" not in first.stderr
+        second = await hub.ok("principals", "create", "dee", "--role", "deployer", *OWNER)
+        assert "another of the tenant's principals is named 'dee'" in second.stderr
 
 
 async def test_the_profile_keeps_its_tenant_through_a_rename_and_login_checks_it(

@@ -170,6 +170,7 @@ def create_credential(
     with remote(profile, as_json, tenant) as r:
         made = r.client.post(r.path("credentials"), body)
         r.out.done(made, f"credential {made['name']} created ({made['id']})")
+        resolve.warn_shared_name(r, "credentials", made)
 
 
 @credentials_app.command("update")

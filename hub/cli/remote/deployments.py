@@ -219,6 +219,7 @@ def create_deployment(
             body["sidecar_id"] = resolve.principal(r, sidecar)["id"]
         made = r.client.post(r.path("deployments"), body)
         r.out.done(made, f"deployment {made['id']} created: {_servers(made) or 'no servers'}")
+        resolve.warn_shared_name(r, "deployments", made)
         warn_unleasable(r, made)
 
 

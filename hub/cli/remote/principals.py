@@ -93,6 +93,7 @@ def create_principal(
     with remote(profile, as_json, tenant) as r:
         made = r.client.post(r.path("principals"), body)
         r.out.done(made, f"principal {made['name']} created ({made['id']})")
+        resolve.warn_shared_name(r, "principals", made)
 
 
 @principals_app.command("delete")

@@ -15,6 +15,7 @@ from typing import Any
 
 from hub.cli.remote.client import RemoteError
 from hub.cli.remote.context import Remote, is_id
+from hub.cli.remote.output import note, safe
 
 __all__ = [
     "credential",
@@ -24,6 +25,7 @@ __all__ = [
     "one_named",
     "principal",
     "resource",
+    "warn_shared_name",
 ]
 
 Item = dict[str, Any]
@@ -67,6 +69,36 @@ def deployment(r: Remote, ref: str) -> Item:
     if is_id(ref):
         return dict(r.client.get(r.path("deployments", ref)))
     return one_named(r.client.list_all(r.path("deployments")), ref, "deployment")
+
+
+#: what each collection counts as live (a revoked credential's name is free to take again)
+_LIVE: dict[str, Callable[[Item], bool]] = {
+    "principals": lambda p: p.get("status") == "active",
+    "credentials": lambda c: c.get("status") != "revoked",
+    "deployments": lambda _d: True,
+}
+
+
+def warn_shared_name(r: Remote, collection: str, made: Item) -> None:
+    """After a create: say so when another live object already had ``made``'s name. The hub
+    accepts it (names need not be unique), but every command naming either then needs its
+    id; a reviewer found out only when the README's next command failed."""
+    name = made.get("name")
+    if not name:
+        return
+    try:
+        items = r.client.list_all(r.path(collection))
+    except RemoteError:  # may create but not list: nothing more to say
+        return
+    live = _LIVE[collection]
+    others = [i for i in items if i.get("name") == name and i.get("id") != made.get("id")]
+    if any(live(i) for i in others):
+        note(
+            safe(
+                f"another of the tenant's {collection} is named {name!r}: commands that name"
+                f" either need its id now (`hub {collection} list`)"
+            )
+        )
 
 
 def key(items: list[Item], ref: str) -> Item:
