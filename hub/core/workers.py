@@ -13,6 +13,11 @@ kinds it knows (:mod:`hub.core.jobs`) and claims some, so any number of replicas
    the row deleted), or, after an exception (logged), a retry with backoff. A runner whose lease
    was lost (it stalled past ``lease_until`` and another claimed the job) writes nothing.
 
+A database the runner cannot use — unreachable, or with migrations still to run (a replica may
+start before its migration job ends) — stops nothing: the runner logs one warning, tries again
+every poll, and says when it resumed; the recurring jobs' rows are made then. Any other error is a
+bug: it ends the runner, logged at once; the shutdown still goes on.
+
 A process killed mid-job leaves its lease behind; once ``lease_until`` passes, another runner
 claims the job again. So a job runs once per due time while its runner lives, and at least once
 overall: handlers must tolerate a repeat after a crash.
@@ -23,8 +28,9 @@ process to start (``hub serve``, one of ``hub serve --workers N``'s processes, o
 runs them and the others serve requests only. A parent may also give its later processes
 ``HUB_WORKERS=false``.
 
-Metrics: ``hub_worker_runs_total{job, outcome}`` (``ok``, ``error``, ``lost``),
-``hub_worker_lag_seconds{job}`` (due → claimed) and ``hub_worker_run_seconds{job}``.
+The claiming SQL is :mod:`hub.core.worker_claims`. Metrics: ``hub_worker_runs_total{job, outcome}``
+(``ok``, ``error``, ``lost``), ``hub_worker_lag_seconds{job}`` (due → claimed) and
+``hub_worker_run_seconds{job}``.
 """
 
 from __future__ import annotations
@@ -38,42 +44,35 @@ import random
 import socket
 import time
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
 import sqlalchemy as sa
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from hub.core import clock, rls
 from hub.core.db import Database, sqlite_file
-from hub.core.jobs import JOBS_TABLE, JobRegistry, JobRun, JobSpec, RunAgain, upsert
+from hub.core.jobs import JOBS_TABLE, JobRegistry, JobRun, JobSpec, RunAgain
 from hub.core.metrics import Metrics
+from hub.core.worker_claims import Claimed, claim_due, insert_recurring, schema_behind
 
 __all__ = ["WorkerRunner", "Workers", "holder_id"]
 
 log = logging.getLogger("hub.workers")
 
 J = JOBS_TABLE.c
-_CLAIM_DEFINER = sa.text(
-    "SELECT id, kind, key, tenant_id, due_at, attempts"
-    " FROM hub_claim_jobs(:kinds, :leases, :now, :lim, :holder)"
-).columns(J.id, J.kind, J.key, J.tenant_id, J.due_at, J.attempts)
+
+#: What the runner outlives (:meth:`WorkerRunner._poll`): a database it cannot reach, or that the
+#: migrations have not reached yet (no ``worker_jobs``: a replica may start before its migration
+#: job ends). It waits a poll and tries again; any other error is a bug, and ends it (logged).
+_DATABASE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, PoolTimeout, OSError)
 
 
 def holder_id() -> str:
     """This runner's name in ``worker_jobs.holder``: host, process and a random part."""
     return f"{socket.gethostname()[:64]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-@dataclass(frozen=True)
-class Claimed:
-    id: uuid.UUID
-    kind: str
-    key: str
-    tenant_id: uuid.UUID | None
-    due_at: datetime
-    attempts: int
 
 
 class WorkerRunner:
@@ -97,15 +96,16 @@ class WorkerRunner:
         self.holder = holder or holder_id()
         self.stop = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
+        self._scheduled = False  # the recurring kinds' rows are made (once the database allows)
+        self._failure: str | None = None  # why the database last failed the runner; None: it works
 
     # ------------------------------------------------------------------ the loop
     async def run(self) -> None:
         """Run until :attr:`stop` is set; then wait for the jobs in flight (their current run)."""
         log.info("workers started", extra={"holder": self.holder, "jobs": self.registry.kinds})
         try:
-            await self._ensure_recurring()
             while not self.stop.is_set():
-                claimed = await self._claim_safely(self.concurrency - len(self._running))
+                claimed = await self._poll()
                 for job in claimed:
                     task = asyncio.create_task(self._run_one(job))
                     self._running.add(task)
@@ -130,14 +130,40 @@ class WorkerRunner:
             )
         waits[0].cancel()
 
-    async def _claim_safely(self, free: int) -> list[Claimed]:
+    async def _poll(self) -> list[Claimed]:
+        """Claim what the free slots take, the recurring kinds' rows made first (once). While the
+        database cannot be used (:data:`_DATABASE_ERRORS`) nothing is claimed: the loop idles a
+        poll and tries again, so the jobs start once it answers, or once it is migrated."""
+        free = self.concurrency - len(self._running)
         if free <= 0:
             return []
         try:
-            return await self.claim(free)
-        except Exception as exc:  # the database is down: keep polling, it may come back
-            log.warning("workers: could not claim jobs (%s)", type(exc).__name__)
+            if not self._scheduled:
+                if await schema_behind(self.db):
+                    self._database_state("migrations still to run")
+                    return []
+                await self._ensure_recurring()
+                self._scheduled = True
+            claimed = await self.claim(free)
+        except _DATABASE_ERRORS as exc:
+            self._database_state(type(exc).__name__)
             return []
+        self._database_state(None)
+        return claimed
+
+    def _database_state(self, failure: str | None) -> None:
+        """One line when the database starts or stops failing the runner, not one per poll."""
+        if failure == self._failure:
+            return
+        if failure is not None:
+            log.warning(
+                "workers: cannot use the database (%s), trying again every %g s",
+                failure,
+                self.poll_s,
+            )
+        else:
+            log.info("workers resumed: the database answers")
+        self._failure = failure
 
     # ------------------------------------------------------------------ claim, run, finish
     async def _ensure_recurring(self) -> None:
@@ -147,74 +173,15 @@ class WorkerRunner:
             return
         # the singletons belong to no tenant: the platform's row-level-security scope
         with rls.scope(rls.PLATFORM):
-            await self._insert_recurring(recurring)
-
-    async def _insert_recurring(self, recurring: list[JobSpec]) -> None:
-        async with self.db.session(write=True) as session:
-            for spec in recurring:
-                values = {
-                    "id": uuid.uuid4(),
-                    "kind": spec.kind,
-                    "key": "",
-                    "due_at": clock.now(),
-                    "attempts": 0,
-                    "created_at": clock.now(),
-                }
-                await session.execute(upsert(session, values).on_conflict_do_nothing())
+            await insert_recurring(self.db, recurring)
 
     async def claim(self, limit: int) -> list[Claimed]:
         """Claim up to ``limit`` due jobs in one short transaction."""
         now = clock.now()
-        if not self.db.is_sqlite:
-            claimed = await self._claim_definer(now, limit)
-        else:
-            claimed = await self._claim_sqlite(now, limit)
+        claimed = await claim_due(self.db, self.registry, self.holder, now, limit)
         for job in claimed:
             lag = max(0.0, (now - job.due_at).total_seconds())
             self.metrics.worker_lag.labels(job=job.kind).observe(lag)
-        return claimed
-
-    async def _claim_definer(self, now: datetime, limit: int) -> list[Claimed]:
-        """PostgreSQL: every tenant's due rows, through the SECURITY DEFINER function of
-        migration 0401 (row-level security would show this session none of them)."""
-        kinds = self.registry.kinds
-        leases = [float(self.registry.get(kind).lease_s) for kind in kinds]
-        async with self.db.session(write=True) as session:
-            rows = (
-                await session.execute(
-                    _CLAIM_DEFINER,
-                    {
-                        "kinds": kinds,
-                        "leases": leases,
-                        "now": now,
-                        "lim": limit,
-                        "holder": self.holder,
-                    },
-                )
-            ).all()
-        return sorted((Claimed(*row) for row in rows), key=lambda job: job.due_at)
-
-    async def _claim_sqlite(self, now: datetime, limit: int) -> list[Claimed]:
-        async with self.db.session(write=True) as session:
-            query = (
-                sa.select(J.id, J.kind, J.key, J.tenant_id, J.due_at, J.attempts)
-                .where(J.kind.in_(self.registry.kinds))
-                .where(J.due_at <= now)
-                .where(sa.or_(J.lease_until.is_(None), J.lease_until < now))
-                .order_by(J.due_at)
-                .limit(limit)
-                .with_for_update(skip_locked=True)  # PostgreSQL; SQLite's writer lock serialises
-            )
-            rows = (await session.execute(query)).all()
-            claimed = []
-            for row in rows:
-                spec = self.registry.get(row.kind)
-                await session.execute(
-                    sa.update(JOBS_TABLE)
-                    .where(J.id == row.id)
-                    .values(holder=self.holder, lease_until=now + timedelta(seconds=spec.lease_s))
-                )
-                claimed.append(Claimed(*row))
         return claimed
 
     async def _run_one(self, job: Claimed) -> None:
@@ -357,6 +324,7 @@ class Workers:
             db, self.registry, self.metrics, poll_s=self.poll_s, concurrency=self.concurrency
         )
         self._task = asyncio.create_task(self.runner.run())
+        self._task.add_done_callback(_log_failure)
         return True
 
     def request_stop(self) -> None:
@@ -369,14 +337,13 @@ class Workers:
         (their leases are released, so another runner takes them)."""
         if self.runner is not None and self._task is not None:
             self.runner.stop.set()
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), timeout_s)
-            except TimeoutError:
+            # never the runner's own error (logged when it ended): the shutdown goes on
+            done, _ = await asyncio.wait({self._task}, timeout=timeout_s)
+            if not done:
                 log.warning("workers: jobs still running after %.0f s, cancelled", timeout_s)
                 for task in list(self.runner._running):
                     task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
+                await asyncio.wait({self._task})
         if self._lock is not None:
             self._lock.close()  # closing the file releases the lock
             self._lock = None
@@ -398,3 +365,10 @@ class Workers:
             return False
         self._lock = handle
         return True
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """A runner ended by an error (a bug: database errors are waited out) says so when it ends,
+    not at shutdown."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("workers stopped by an error", exc_info=error)
