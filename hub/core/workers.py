@@ -15,8 +15,9 @@ kinds it knows (:mod:`hub.core.jobs`) and claims some, so any number of replicas
 
 A database the runner cannot use — unreachable, or with migrations still to run (a replica may
 start before its migration job ends) — stops nothing: the runner logs one warning, tries again
-every poll, and says when it resumed; the recurring jobs' rows are made then. Any other error is a
-bug: it ends the runner, logged at once; the shutdown still goes on.
+every poll, and says when it resumed; the recurring jobs' rows are made then. Any other error
+while claiming is a bug: logged once with its traceback, and the runner goes on polling (one
+broken claim must not stop every background job until a restart).
 
 A process killed mid-job leaves its lease behind; once ``lease_until`` passes, another runner
 claims the job again. So a job runs once per due time while its runner lives, and at least once
@@ -66,7 +67,7 @@ J = JOBS_TABLE.c
 
 #: What the runner outlives (:meth:`WorkerRunner._poll`): a database it cannot reach, or that the
 #: migrations have not reached yet (no ``worker_jobs``: a replica may start before its migration
-#: job ends). It waits a poll and tries again; any other error is a bug, and ends it (logged).
+#: job ends). It waits a poll and tries again, and says so once.
 _DATABASE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, PoolTimeout, OSError)
 
 
@@ -147,6 +148,11 @@ class WorkerRunner:
             claimed = await self.claim(free)
         except _DATABASE_ERRORS as exc:
             self._database_state(type(exc).__name__)
+            return []
+        except Exception as exc:  # a bug: logged with its traceback once; the jobs go on trying
+            if self._failure != f"bug {type(exc).__name__}":
+                log.exception("workers: could not claim jobs; trying again every %g s", self.poll_s)
+                self._failure = f"bug {type(exc).__name__}"
             return []
         self._database_state(None)
         return claimed

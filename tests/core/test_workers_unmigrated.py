@@ -33,6 +33,7 @@ from hub.core.workers import WorkerRunner
 from tests.deploy.serving import free_port, hub_command, hub_env
 from tests.support.databases import scratch_url
 from tests.support.hubcommand import hub_argv
+from tests.support.migrated import migrated_sqlite
 
 pytestmark = pytest.mark.slow
 
@@ -153,3 +154,45 @@ async def test_an_unreachable_database_is_one_warning_and_the_runner_stops_clean
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, warnings
     assert "cannot use the database" in warnings[0].getMessage()
+
+
+class _FlakyClaims(WorkerRunner):
+    """A runner whose first claims fail with an error that is not the database's (a bug in a
+    claim, injected): the one fault this test needs and no real part can be made to raise."""
+
+    failures = 3
+
+    async def claim(self, limit: int) -> list[Any]:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("a bug in a claim")
+        return await super().claim(limit)
+
+
+async def test_a_claim_that_fails_otherwise_is_logged_once_and_the_jobs_go_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One broken claim used to stop every background job of the process until a restart (in
+    the first version of the fix above); it is logged, with its traceback, once."""
+    ran = asyncio.Event()
+
+    async def record(run: JobRun) -> None:
+        ran.set()
+
+    registry = JobRegistry()
+    registry.register("test.recurring", record, every_s=60)
+    migrated_sqlite(tmp_path / "hub.db")
+    db = Database.from_url(f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}")
+    runner = _FlakyClaims(db, registry, Metrics(), poll_s=0.02)
+    try:
+        with caplog.at_level(logging.INFO, logger="hub.workers"):
+            task = asyncio.create_task(runner.run())
+            await asyncio.wait_for(ran.wait(), 30)  # the job ran after the failed claims
+            runner.stop.set()
+            await asyncio.wait_for(task, 10)
+    finally:
+        await db.dispose()
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1, errors
+    assert errors[0].exc_info is not None
+    assert "could not claim jobs" in errors[0].getMessage()
