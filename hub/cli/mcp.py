@@ -169,7 +169,9 @@ def _as_json(found: DiscoveryResult) -> str:
 
 @mcp_app.command()
 def probe(
-    url: str = typer.Argument(..., help="The MCP endpoint (https; http only to loopback)."),
+    url: str = typer.Argument(
+        ..., metavar="URL", help="The MCP endpoint (https; http only to loopback)."
+    ),
     bearer_env: str | None = BEARER_ENV,
     protocol_version: str | None = PROTOCOL_VERSION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
@@ -198,7 +200,9 @@ class _Dropped(Exception):
 
 @mcp_app.command()
 def call(
-    url: str = typer.Argument(..., help="The MCP endpoint (https; http only to loopback)."),
+    url: str = typer.Argument(
+        ..., metavar="URL", help="The MCP endpoint (https; http only to loopback)."
+    ),
     tool_name: str = typer.Argument(..., metavar="TOOL", help="The tool to call."),
     arguments: str = typer.Option("{}", "--arguments", metavar="JSON", help="A JSON object."),
     bearer_env: str | None = BEARER_ENV,

@@ -174,7 +174,15 @@ def tail(
 
 @audit_app.command("verify")
 def verify(
-    tenant: TenantOpt = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant",
+            "-t",
+            metavar="SLUG",
+            help="Tenant slug or id (default: the profile's; with --local: every chain).",
+        ),
+    ] = None,
     profile: ProfileOpt = DEFAULT_PROFILE,
     as_json: JsonOpt = False,
     local: Annotated[

@@ -60,6 +60,8 @@ def _base(r: Remote, principal: str | None, platform: bool, *, flag: bool = Fals
     if platform:
         if principal is not None:
             fail(f"--platform takes no {'--principal' if flag else 'PRINCIPAL'}")
+        if r.tenant_ref is not None and r.tenant_ref != r.profile.tenant:
+            fail("--platform keys belong to no tenant: drop --tenant")
         return "/platform/keys"
     if principal is None:
         fail(f"whose key? give {named} (or --platform for your own platform keys)")
