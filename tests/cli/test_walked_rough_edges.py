@@ -117,6 +117,8 @@ async def test_credentials_update_takes_a_piped_secret_and_a_revocation_names_it
         revoked = await hub.ok("credentials", "delete", "peer-key", *OWNER)
         assert "servers peer used it" in revoked.stderr
         assert "hub servers update peer --credential NAME" in revoked.stderr
+        shown = await hub.ok("servers", "show", "peer", *OWNER)
+        assert "peer-key (revoked)" in shown.stdout, shown.stdout  # where it is named
         _no_traceback(revoked.stderr, updated.stderr)
 
 

@@ -116,9 +116,17 @@ def names(r: Remote, collection: str) -> dict[Any, Any]:
         return {}
     try:
         listed = r.client.list_all(r.path(collection))
-        return {item["id"]: item["name"] for item in listed if item.get("name")}
     except RemoteError:
         return {}
+    # a revoked credential or a deleted (disabled) principal says so where it is named
+    gone = {"revoked", "disabled"}
+    return {
+        item["id"]: f"{item['name']} ({item['status']})"
+        if item.get("status") in gone
+        else item["name"]
+        for item in listed
+        if item.get("name")
+    }
 
 
 #: Resource kinds whose patterns name objects by id, and the lookup of each by name.
