@@ -79,3 +79,79 @@ def test_every_cut_fits_and_keeps_a_prefix(
     if meta:
         original["_meta"] = meta
     _check(original, max_bytes)
+
+
+# The block cut short kept half the bytes left (``room // 2``, against escapes that may
+# double a character or more), so a 3,000,000-character text came back as 524,318 bytes under a
+# 1 MiB cap. The cut now measures the escaped text: what is kept is as close to the cap as whole
+# characters allow, and never over it. The fractions below are correctness bounds, not timings.
+
+
+def _kept_bytes(original: dict[str, Any], max_bytes: int) -> int:
+    shaped = _check(original, max_bytes)
+    return size_of(shaped)
+
+
+def test_a_long_plain_text_is_cut_to_the_cap_not_half_of_it() -> None:
+    original = {"content": [{"type": "text", "text": "a" * 3_000_000}]}
+    assert 0.99 * MIB <= _kept_bytes(original, MIB) <= MIB
+
+
+def test_a_text_of_six_byte_escapes_is_cut_under_the_cap() -> None:
+    """``\\u0001`` is six bytes for one character: the halving's worst case, and the cut's."""
+    for text in ("\x01" * 400_000, "\x01a" * 300_000, "é\x1f😀" * 200_000):
+        original = {"content": [{"type": "text", "text": text}]}
+        assert MIB - 6 <= _kept_bytes(original, MIB) <= MIB
+
+
+def test_a_cut_ends_on_a_whole_escape() -> None:
+    """Every cut position through quotes, backslashes and control characters: never over the
+    cap, never a broken escape, and within one character's escape of the cap."""
+    original = {"content": [{"type": "text", "text": 'x\\"\n\x01\\\\u0041\\u' * 8}]}
+    for max_bytes in range(150, size_of(original)):
+        assert max_bytes - 6 <= _kept_bytes(original, max_bytes) <= max_bytes
+
+
+def test_a_cut_keeps_grapheme_clusters_whole() -> None:
+    for unit in ("e\u0301", "👩\u200d💻", "🇫🇷", "\r\n", "👍🏽"):
+        original = {"content": [{"type": "text", "text": unit * 2_000}]}
+        for max_bytes in range(1024, 1024 + 24):
+            kept = _texts(_check(original, max_bytes))[-1]
+            assert kept == unit * (len(kept) // len(unit))
+            one_more = {
+                "content": [{"type": "text", "text": kept + unit}],
+                "_meta": {TRUNCATED_META: {"original_bytes": size_of(original)}},
+            }
+            assert size_of(one_more) > max_bytes  # the next whole cluster would not fit
+
+
+def test_mixed_blocks_are_cut_to_the_cap() -> None:
+    original: dict[str, Any] = {
+        "content": [
+            {"type": "text", "text": "a" * 300_000},
+            {"type": "image", "mimeType": "image/png", "data": "A" * 200_000},
+            {"type": "text", "text": 'q"\\\n' * 100_000, "_meta": {"example.com/k": "v"}},
+            {"type": "text", "text": 7},
+            {"type": "text", "text": "é\x01" * 300_000},
+            {"type": "text", "text": "never reached"},
+        ],
+        "isError": True,
+        "_meta": {"example.com/k": "v"},
+    }
+    shaped = _check(original, MIB)
+    assert MIB - 6 <= size_of(shaped) <= MIB
+    assert shaped["isError"] is True
+    assert shaped["_meta"]["example.com/k"] == "v"
+    assert [len(b["text"]) for b in shaped["content"][:2]] == [300_000, 400_000]
+    assert 0 < len(shaped["content"][2]["text"]) < 600_000
+    assert len(shaped["content"]) == 3
+
+
+def test_structured_content_under_an_output_schema_is_kept_and_the_text_cut_to_the_cap() -> None:
+    original = {
+        "content": [{"type": "text", "text": "a" * 2_000_000}],
+        "structuredContent": {"rows": ["b" * 100] * 1_000},
+    }
+    shaped = fit(original, MIB, has_output_schema=True)
+    assert shaped["structuredContent"] == original["structuredContent"]
+    assert MIB - 6 <= size_of(shaped) <= MIB

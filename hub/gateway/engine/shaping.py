@@ -7,10 +7,11 @@
   the upstream's ``io.modelcontextprotocol/serverInfo`` (2026-07-28): the server the agent talks
   to is the hub's endpoint or a sidecar, which names itself.
 - **Size**: a result over ``HUB_MAX_TOOL_RESULT_BYTES`` (serialised) has its text blocks cut and
-  its other blocks dropped to fit, marked ``_meta["io.mcphub/truncated"] = {"original_bytes"}``;
-  when fitting would remove or alter the ``structuredContent`` of a tool that declares an
-  ``outputSchema``, the result is ``upstream_failed`` with reason ``result_too_large`` instead (a
-  client validating against the schema must not get something else).
+  its other blocks dropped to fit (to the byte, as whole characters allow), marked
+  ``_meta["io.mcphub/truncated"] = {"original_bytes"}``; when fitting would remove or alter the
+  ``structuredContent`` of a tool that declares an ``outputSchema``, the result is
+  ``upstream_failed`` with reason ``result_too_large`` instead (a client validating against the
+  schema must not get something else).
 - **Older agents**: for a legacy-era agent a non-object-root ``outputSchema`` is removed from the
   listed tool, and a non-object ``structuredContent`` from results (its JSON stays as a text
   block), since those revisions require objects; so is a 2026-07-28 upstream's result envelope
@@ -20,6 +21,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -113,13 +115,91 @@ def _with_meta(result: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     return {**result, "_meta": meta}
 
 
+#: characters that continue the grapheme cluster before them (UAX #29 Extend, ZWJ, SpacingMark,
+#: as far as the standard library tells): zero-width joiner, variation selectors, emoji modifiers,
+#: tags; combining marks are found by their category
+_EXTENDING: Final = frozenset(
+    "\u200d"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0x1F3FB, 0x1F400)))
+    + "".join(map(chr, range(0xE0020, 0xE0080)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+#: how far a cut moves back to keep a grapheme cluster whole; past it (a combining-mark pile), the
+#: cut stays on the character boundary
+_CLUSTER_LOOKBACK: Final = 32
+
+
+def _regional(char: str) -> bool:
+    return "\U0001f1e6" <= char <= "\U0001f1ff"
+
+
+def _inside_cluster(text: str, at: int) -> bool:
+    """Whether a cut before ``text[at]`` falls inside a grapheme cluster (an approximation of
+    UAX #29 with :mod:`unicodedata`: marks and joiners, CR LF, regional-indicator pairs)."""
+    before, after = text[at - 1], text[at]
+    if after in _EXTENDING or unicodedata.category(after).startswith("M"):
+        return True
+    if before == "\u200d" or (before == "\r" and after == "\n"):
+        return True
+    if not (_regional(before) and _regional(after)):
+        return False
+    start = at - 1  # a flag is a pair: the cut splits one after an odd run of indicators
+    while start > 0 and _regional(text[start - 1]):
+        start -= 1
+    return (at - start) % 2 == 1
+
+
+def _cluster_start(text: str, end: int) -> int:
+    """``end``, moved back (a little) so that ``text[:end]`` does not split a grapheme cluster."""
+    cut = end
+    while 0 < cut < len(text) and end - cut < _CLUSTER_LOOKBACK and _inside_cluster(text, cut):
+        cut -= 1
+    if 0 < cut < len(text) and _inside_cluster(text, cut):
+        return end  # no cluster boundary near: a character boundary will do
+    return cut
+
+
+def _whole_escapes(body: str) -> str:
+    """``body``, a prefix of a JSON string's escaped text, without an escape cut short at its end.
+
+    Python's encoder writes ``\\"``, ``\\\\``, ``\\n``-style and ``\\u00XX`` escapes. A run of
+    backslashes begins on an escape's start, so it pairs up from its left: an odd run ends on an
+    escape's start (``\\`` alone, or ``\\u`` and its digits when a ``u`` follows)."""
+    run = len(body) - len(body.rstrip("\\"))
+    if run:
+        return body[:-1] if run % 2 else body
+    u = body.rfind("\\u", max(0, len(body) - 5))  # an incomplete \u00XX is at most 5 long
+    if u >= 0:
+        lead = body[: u + 1]
+        if (len(lead) - len(lead.rstrip("\\"))) % 2:
+            return body[:u]
+    return body
+
+
+def _cut_text(text: str, room: int) -> str:
+    """The longest prefix of ``text`` whose serialised string, less its quotes, takes at most
+    ``room`` bytes, cut where no grapheme cluster is split (near enough: :func:`_cluster_start`).
+
+    One serialisation: the escaped text is cut at ``room`` bytes, moved back to a UTF-8 boundary
+    and to a whole escape, and read back. A prefix serialises to a prefix of the escaped text, so
+    the cut is exact whatever the escapes cost (1 to 6 bytes a character)."""
+    if room <= 0:
+        return ""
+    escaped = json.dumps(text[:room], ensure_ascii=False)[1:-1]  # room bytes hold ≤ room chars
+    body = escaped.encode()[:room].decode(errors="ignore")  # a split character's bytes dropped
+    kept: str = json.loads(f'"{_whole_escapes(body)}"')
+    return kept[: _cluster_start(text, len(kept))]
+
+
 def _cut_texts(result: dict[str, Any], budget: int) -> dict[str, Any]:
     """Text blocks kept in order, the last one cut, the rest dropped, to fit ``budget`` bytes.
 
     The size is kept as a running sum: serialised compactly, a list is its items' bytes, one
     comma between each two, and its brackets, so adding a block adds its own size and a comma.
     (Serialising the result so far for every block was quadratic in the blocks: a 1.26 MB result
-    of 100-character blocks took 24 s of the event loop, stop 43.)"""
+    of 100-character blocks took 24 s of the event loop, stop 43.) The block that does not fit
+    whole is cut to the bytes left (:func:`_cut_text`), not to half of them as it was."""
     content = result.get("content")
     blocks = content if isinstance(content, list) else []
     kept: list[Any] = []
@@ -139,30 +219,31 @@ def _cut_texts(result: dict[str, Any], budget: int) -> dict[str, Any]:
             continue
         room = budget - used - comma - size_of({**block, "text": ""})
         if room > 0:
-            cut = {**block, "text": text.encode()[: room // 2].decode(errors="ignore")}
-            if used + comma + size_of(cut) <= budget:  # escapes may double a byte, or more
+            cut = {**block, "text": _cut_text(text, room)}
+            if used + comma + size_of(cut) <= budget:  # exact by construction; checked, not trusted
                 kept.append(cut)
         break
     return shell
 
 
 def fit(result: dict[str, Any], max_bytes: int, *, has_output_schema: bool) -> dict[str, Any]:
-    """``result`` if it fits in ``max_bytes`` serialised, else cut to fit (see the module)."""
+    """``result`` if it fits in ``max_bytes`` serialised, else cut to fit (see the module).
+
+    The marker's bytes are measured, not guessed: serialised compactly, an object is its members'
+    bytes, so the marked result is the cut one plus what the marker adds to it with no content."""
     original = size_of(result)
     if original <= max_bytes:
         return result
-    marker_room = 96  # the truncation marker the hub adds
-    budget = max_bytes - marker_room
+    marker = {"original_bytes": original}
     shaped = dict(result)
-    if "structuredContent" in shaped:
-        if has_output_schema:
-            without = {k: v for k, v in shaped.items() if k != "content"}
-            if size_of({**without, "content": []}) > budget:
-                raise ResultTooLarge()
-        else:
-            shaped.pop("structuredContent")
+    if "structuredContent" in shaped and not has_output_schema:
+        shaped.pop("structuredContent")
+    bare = {**shaped, "content": []}
+    budget = max_bytes - (size_of(_with_meta(bare, TRUNCATED_META, marker)) - size_of(bare))
+    if has_output_schema and "structuredContent" in shaped and size_of(bare) > budget:
+        raise ResultTooLarge()
     cut = _cut_texts(shaped, budget)
-    return _with_meta(cut, TRUNCATED_META, {"original_bytes": original})
+    return _with_meta(cut, TRUNCATED_META, marker)
 
 
 #: the 2026-07-28 result envelope (``resultType``, SEP-2549's cache hints): no field of a result
