@@ -7,8 +7,9 @@ another tenant (``{t}`` is an id or a slug) or an unknown deployment → 404 (``
 caller that is not the deployment's agent — the platform admin and tenant admins included — →
 403 with ``40300``. Then the request is classified by era and dispatched (:mod:`hub.mcp.server`)
 to the deployment's :class:`~hub.gateway.host.GatewayHost`. The calls' audit rows go to the
-replica's :class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent.
-Stateless in both eras: GET and DELETE are 405.
+replica's :class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent. An
+agent that closes its request cancels its calls (:mod:`~hub.gateway.disconnect`). Stateless in
+both eras: GET and DELETE are 405.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from hub.gateway.adapters.read import read_call
 from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.upstream import HubUpstream
 from hub.gateway.adapters.view import ViewLoader
+from hub.gateway.disconnect import unless_gone
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE
 from hub.gateway.engine.model import ServerEntry
@@ -226,7 +228,9 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         ),
     )
     headers = {k.lower(): v for k, v in request.headers.items()}
-    response = _answer(await dispatch(host, raw, headers))
+    answer, gone = await unless_gone(request.receive, dispatch(host, raw, headers))
+    # an agent gone away (its call cancelled) reads nothing: 499, as proxies log it
+    response = Response(status_code=499) if answer is None or gone else _answer(answer)
     response.background = BackgroundTask(audit.pending.wait)
     return response
 

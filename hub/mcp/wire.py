@@ -97,8 +97,11 @@ def request(request_id: int, method: str, params: Mapping[str, Json]) -> dict[st
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)}
 
 
-def notification(method: str) -> dict[str, Json]:
-    return {"jsonrpc": "2.0", "method": method}
+def notification(method: str, params: Mapping[str, Json] | None = None) -> dict[str, Json]:
+    message: dict[str, Json] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = dict(params)
+    return message
 
 
 def result_response(request_id: Json, result: Mapping[str, Json]) -> dict[str, Json]:

@@ -48,6 +48,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import uvicorn
 from mcp.server.caching import CacheHint
@@ -118,6 +119,34 @@ class MemoryEventStore(EventStore):
         return stream_id
 
 
+async def _slow(arguments: dict[str, Any]) -> None:
+    """The ``slow`` tool, for cancellation: it sleeps, and says on stdout how its call ended."""
+    tag = str(arguments.get("tag", ""))
+    try:
+        await anyio.sleep(float(arguments.get("seconds", 5)))
+    except BaseException:
+        sys.stdout.write(f"SLOW_CANCELLED {tag}\n")
+        sys.stdout.flush()
+        raise
+    sys.stdout.write(f"SLOW_FINISHED {tag}\n")
+    sys.stdout.flush()
+
+
+async def _answer(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """A call's result: the arguments echoed (``fail``: as an error result; ``slow``: late)."""
+    text = json.dumps(arguments, sort_keys=True)
+    if name == "slow":
+        await _slow(arguments)
+    if name == "fail":
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"tool failed: {text}")],
+            is_error=True,
+        )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=arguments
+    )
+
+
 def build_server(store: ToolStore, *, sieve: bool) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
@@ -139,15 +168,7 @@ def build_server(store: ToolStore, *, sieve: bool) -> Server[Any]:
         arguments: dict[str, Any] = params.arguments or {}
         if store.find(name) is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
-        text = json.dumps(arguments, sort_keys=True)
-        if name == "fail":
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"tool failed: {text}")],
-                is_error=True,
-            )
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=arguments
-        )
+        return await _answer(name, arguments)
 
     def input_schema(name: str) -> dict[str, Any] | None:
         tool = store.find(name)

@@ -19,6 +19,7 @@ One server failing fails only its own tools: nothing here is shared between serv
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -135,6 +136,12 @@ class Gateway:
             outcome = await self._call(
                 view, wire_name, arguments, decide, approvals, upstream, record, ask, max_bytes
             )
+        except asyncio.CancelledError:
+            # the agent went away, or cancelled the call: audited as what it is, never as the
+            # success a record starts as (its upstream leg, if it began, was cancelled too)
+            if record.reason != "cancelled":
+                record.outcome, record.reason = "failed", "cancelled"
+            raise
         finally:
             await audit.record(record)
         if outcome.result is not None and legacy:
@@ -229,6 +236,13 @@ class Gateway:
 
         try:
             done = await upstream.call(view, view.server_of(tool), tool, arguments, shape)
+        except asyncio.CancelledError:
+            record.outcome, record.error_class, record.reason = (
+                "failed",
+                "upstream_failed",
+                "cancelled",
+            )
+            raise
         except ResultTooLarge:
             record.outcome, record.error_class, record.reason = (
                 "failed",

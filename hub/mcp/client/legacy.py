@@ -23,6 +23,8 @@ would never send ours. ``tools/call`` also carries ``Mcp-Name`` and ``Mcp-Param-
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TypeVar
@@ -54,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 DELETE_WITHIN_S = 2.0
+#: how long a cancelled call's ``notifications/cancelled`` may take (best effort)
+CANCEL_WITHIN_S = 2.0
 
 
 class _SessionLost(Exception):
@@ -79,6 +83,7 @@ class LegacySession:
         self.resumed = False
         """Set while this is a kept session taken up again, until a new ``initialize``."""
         self._ids: Iterator[int] = channel.ids
+        self._pending: int | None = None  # the request awaiting its answer (for ``abandon``)
 
     @classmethod
     def resume(
@@ -128,10 +133,12 @@ class LegacySession:
     async def _call(
         self, method: str, params: Mapping[str, Json], extra: Mapping[str, str] | None = None
     ) -> Reply:
-        message = request(next(self._ids), method, params)
+        self._pending = next(self._ids)
+        message = request(self._pending, method, params)
         reply = await self.channel.call(
             message, self._headers(extra), on_request=self._answer_server_request
         )
+        self._pending = None
         logger.debug("mcp legacy %s: status %s", method, reply.status)
         if reply.status == 404 and self.session_id is not None:
             raise _SessionLost
@@ -204,6 +211,24 @@ class LegacySession:
             raise McpError("invalid_result")
         check_call_result(result)
         return result
+
+    async def abandon(self) -> None:
+        """The request in flight was cancelled (the agent went away): tell the server with
+        ``notifications/cancelled``, then end the session (a server ends its requests with
+        it); both best effort and brief, from a task whose cancellation was delivered."""
+        pending, self._pending = self._pending, None
+        if self.session_id is None:
+            return  # a server without sessions learns it from the closed connection alone
+        if pending is not None:
+            cancelled = notification(
+                "notifications/cancelled",
+                {"requestId": pending, "reason": "the agent cancelled the call"},
+            )
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(CANCEL_WITHIN_S):
+                    await self.channel.send(cancelled, self._headers())
+        with contextlib.suppress(Exception):
+            await self.close()
 
     async def close(self) -> None:
         """``DELETE`` the session, best effort (no session, nothing to do)."""

@@ -177,9 +177,14 @@ class McpClient:
         session: Session, work: Callable[[Session], Awaitable[T]], keeping: _Keeping | None
     ) -> T:
         if isinstance(session, ModernSession):
-            return await work(session)
+            return await work(session)  # cancelled, its request's connection closes: enough
         try:
             outcome = await work(session)
+        except asyncio.CancelledError:
+            # the call was cancelled (its agent went away): the server is told, and the session
+            # ended, never kept with a request of unknown fate in it
+            await session.abandon()
+            raise
         except Exception as exc:
             _note_lost(session, keeping)
             # a JSON-RPC error answering the call leaves the session as good as a result does
