@@ -2,7 +2,9 @@
 
 ``tools/list`` is the engine's own listing over the bundle (``allow`` and ``ask`` tools, sorted by
 wire name, ask tools marked ``_meta["io.mcphub/approval"] = "required"``), shaped for the
-agent's era; ``tools/call`` goes to the call path of the mode (relay: the hub's endpoint).
+agent's era, on one page: a ``cursor`` is ``-32602``, as at the hub's endpoint
+(:mod:`hub.mcp.server.pagination`); ``tools/call`` goes to the call path of the mode (relay:
+the hub's endpoint).
 When the bundle is stale past ``--max-stale`` (or the hub refused it), lists fail with JSON-RPC
 ``50300`` and calls fail closed (``isError``, class ``unavailable``) without running. Arguments
 the hub's endpoint would not have parsed (``NaN``, ``1e400``, nesting past its bound: the SDK's
@@ -38,7 +40,8 @@ from hub.gateway.engine.errors import UNAVAILABLE
 from hub.gateway.engine.model import Effect, ToolEntry
 from hub.gateway.engine.shaping import for_legacy_result
 from hub.mcp.server.dispatcher import arguments_problem
-from hub.mcp.server.messages import PARSE_ERROR
+from hub.mcp.server.messages import INVALID_PARAMS, PARSE_ERROR
+from hub.mcp.server.pagination import cursor_problem
 from hub.sidecar.asking import (
     Asking,
     Elicit,
@@ -158,6 +161,10 @@ class SidecarServer:
     async def _list(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
     ) -> HandlerResult:
+        # the raw params: the SDK's model reads ``"cursor": null`` as no cursor
+        problem = cursor_problem(ctx.params or {})
+        if problem is not None:
+            raise MCPError(INVALID_PARAMS, problem)
         try:
             bundle = self._syncer.current()
         except Stale as stale:

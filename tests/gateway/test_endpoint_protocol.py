@@ -195,7 +195,7 @@ async def test_discover_lists_tools_only_with_cache_hints(
 ) -> None:
     result = (await rpc(client, deployed, "server/discover")).json()["result"]
     assert result["resultType"] == "complete"
-    assert result["supportedVersions"] == [MODERN_VERSION]
+    assert result["supportedVersions"] == [MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26"]
     assert result["capabilities"] == {"tools": {}}
     assert result["cacheScope"] == "private"
     assert isinstance(result["ttlMs"], int)
@@ -309,7 +309,7 @@ async def test_an_unknown_version_is_400_minus_32022_naming_the_supported(
     assert r.status_code == 400
     error = r.json()["error"]
     assert error["code"] == -32022
-    assert error["data"]["supported"] == [MODERN_VERSION]
+    assert error["data"]["supported"] == [MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26"]
 
 
 async def test_a_body_that_is_not_json_is_400_minus_32700(

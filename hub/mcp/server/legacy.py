@@ -5,13 +5,18 @@ module, so it can be removed in one piece once agents have moved to 2026-07-28. 
 when the spec marks 2025-11-25 deprecated.
 
 Stateless: ``initialize`` is answered without a session id (the offered version when the hub
-speaks it, else 2025-11-25), ``notifications/initialized`` and any other notification or client
-response with 202, ``ping`` with ``{}``; ``tools/list`` and ``tools/call`` as the host answers;
-every other method (resources, prompts, completions, logging) ``-32601``. JSON-RPC errors of the
-handshake eras travel with HTTP 200. A batch (JSON array; 2025-03-26 only) is accepted only from a
-request with no ``MCP-Protocol-Version`` header, at most :data:`MAX_BATCH` messages, authenticated
-once for the whole HTTP request (the endpoint does that before dispatching); any other batch is
-one ``-32600``.
+speaks it, else 2025-11-25) once its params have the schema's required members (else
+``-32602``: ``protocolVersion`` a string, ``capabilities`` an object, ``clientInfo`` an object
+with string ``name`` and ``version``; other members and the capabilities' contents are not
+looked at, and an unknown version is counter-offered, not refused); ``notifications/initialized``
+and any other notification or client response with 202, ``ping`` with ``{}``; ``tools/list``
+and ``tools/call`` as the host answers (a ``tools/list`` with a cursor is ``-32602``:
+:mod:`hub.mcp.server.pagination`, the hub issues none); every other method (resources,
+prompts, completions, logging) ``-32601``. JSON-RPC errors of the handshake eras travel with
+HTTP 200. A batch (JSON array; 2025-03-26 only) is accepted only from a request with no
+``MCP-Protocol-Version`` header, at most :data:`MAX_BATCH` messages, authenticated once for the
+whole HTTP request (the endpoint does that before dispatching); any other batch is one
+``-32600``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from hub.mcp.server.answers import (
     result_message,
 )
 from hub.mcp.server.messages import INTERNAL_ERROR, INVALID_PARAMS, Message, parse_message
+from hub.mcp.server.pagination import check_no_cursor
 from hub.mcp.wire import INVALID_REQUEST, LEGACY_VERSIONS, METHOD_NOT_FOUND
 
 __all__ = ["BATCH_VERSION", "DEFAULT_VERSION", "MAX_BATCH", "handle_legacy"]
@@ -39,9 +45,29 @@ DEFAULT_VERSION: Final = "2025-03-26"  # no header: "assume 2025-03-26" (MCP-PRO
 NEWEST: Final = LEGACY_VERSIONS[0]
 
 
+def _check_initialize(params: Mapping[str, Any]) -> None:
+    """``-32602`` unless the params carry what ``InitializeRequestParams`` requires (every
+    revision from 2025-03-26 to 2025-11-25; real clients — the ``mcp`` SDKs, the hub's own,
+    the conformance suite's — always send all three)."""
+    if not isinstance(params.get("protocolVersion"), str):
+        raise RpcError(INVALID_PARAMS, "params.protocolVersion must be a string")
+    if not isinstance(params.get("capabilities"), dict):
+        raise RpcError(INVALID_PARAMS, "params.capabilities must be an object")
+    info = params.get("clientInfo")
+    if not (
+        isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+    ):
+        raise RpcError(
+            INVALID_PARAMS, "params.clientInfo must be an object with string name and version"
+        )
+
+
 def _initialize(handler: ToolsHandler, params: Mapping[str, Any]) -> dict[str, Any]:
-    offered = params.get("protocolVersion")
-    version = offered if isinstance(offered, str) and offered in LEGACY_VERSIONS else NEWEST
+    _check_initialize(params)
+    offered = params["protocolVersion"]
+    version = offered if offered in LEGACY_VERSIONS else NEWEST
     result: dict[str, Any] = {
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": False}},
@@ -59,6 +85,7 @@ async def _request(handler: ToolsHandler, message: Message, ctx: CallContext) ->
     if method == "ping":
         return {}
     if method == "tools/list":
+        check_no_cursor(params)
         return {"tools": await handler.list_tools(ctx)}
     if method == "tools/call":
         name = params.get("name")

@@ -11,7 +11,14 @@ carries ``io.modelcontextprotocol/protocolVersion`` and ``…/clientCapabilities
 Results carry ``resultType: "complete"`` (``"input_required"`` for a ``tools/call`` the host
 answers with an MRTR interim result) and ``_meta["io.modelcontextprotocol/serverInfo"]``;
 ``server/discover`` and ``tools/list`` also ``ttlMs`` and ``cacheScope: "private"`` (the list
-depends on the agent's grants, so it must never be shared across authorisation contexts).
+depends on the agent's grants, so it must never be shared across authorisation contexts). A
+``tools/list`` with a cursor is ``-32602`` (:mod:`hub.mcp.server.pagination`: the hub issues
+none, and the error tells the client to drop what it cached).
+
+``server/discover``'s ``supportedVersions`` and ``-32022``'s ``data.supported`` name every
+version this URL serves, newest first (:data:`SUPPORTED_VERSIONS`: 2026-07-28 and the handshake
+versions of :mod:`hub.mcp.server.legacy`), as ``basic/versioning`` asks of a dual-era server;
+the two lists are the same, as the conformance ``server-stateless`` scenario checks.
 """
 
 from __future__ import annotations
@@ -32,9 +39,11 @@ from hub.mcp.server.answers import (
     result_message,
 )
 from hub.mcp.server.messages import INVALID_PARAMS, Message, parse_message
+from hub.mcp.server.pagination import check_no_cursor
 from hub.mcp.wire import (
     HEADER_MISMATCH,
     INVALID_REQUEST,
+    LEGACY_VERSIONS,
     METHOD_NOT_FOUND,
     MODERN_VERSION,
     MODERN_VERSIONS,
@@ -42,14 +51,18 @@ from hub.mcp.wire import (
     UNSUPPORTED_VERSION,
 )
 
-__all__ = ["LIST_TTL_MS", "handle_modern", "unsupported_version"]
+__all__ = ["LIST_TTL_MS", "SUPPORTED_VERSIONS", "handle_modern", "unsupported_version"]
 
 LIST_TTL_MS: Final = 0  # the list follows grants, which change at any moment: never stale
+#: every version the endpoint serves, newest first (ISO dates sort as strings)
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(
+    sorted({*MODERN_VERSIONS, *LEGACY_VERSIONS}, reverse=True)
+)
 _NAMED_METHODS: Final = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
 
 
 def unsupported_version(requested: str) -> RpcError:
-    data = {"supported": list(MODERN_VERSIONS), "requested": requested}
+    data = {"supported": list(SUPPORTED_VERSIONS), "requested": requested}
     return RpcError(UNSUPPORTED_VERSION, "Unsupported protocol version", data, status=400)
 
 
@@ -113,13 +126,14 @@ async def _dispatch(handler: ToolsHandler, message: Message, ctx: CallContext) -
     method = message.method
     if method == "server/discover":
         result: dict[str, Any] = {
-            "supportedVersions": list(MODERN_VERSIONS),
+            "supportedVersions": list(SUPPORTED_VERSIONS),
             "capabilities": {"tools": {}},
         }
         if handler.instructions:
             result["instructions"] = handler.instructions
         return _result(handler, result, cacheable=True)
     if method == "tools/list":
+        check_no_cursor(message.params)
         return _result(handler, {"tools": await handler.list_tools(ctx)}, cacheable=True)
     if method == "tools/call":
         name = message.params.get("name")
