@@ -100,7 +100,10 @@ class RequestEdgeMiddleware:
 
         try:
             if declared > self.max_bytes:
-                await _send_error(edge_send, PayloadTooLarge(), request_id, 413)
+                if is_mcp_request(scope):  # an MCP client reads JSON-RPC, not the REST body
+                    await _send_json(edge_send, too_large_rpc(self.max_bytes), 413)
+                else:
+                    await _send_error(edge_send, PayloadTooLarge(), request_id, 413)
                 return
             await self.app(scope, self._counting(receive), edge_send)
         except ClientDisconnect:
@@ -134,7 +137,7 @@ class RequestEdgeMiddleware:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise StarletteHTTPException(413)
+                    raise BodyTooLarge()
             return message
 
         return counting_receive
@@ -168,6 +171,41 @@ def _stamped(message: Message, request_id: str, client_id: str | None) -> Messag
     if client_id is not None:
         headers.append((CLIENT_REQUEST_ID_HEADER, client_id.encode("latin-1")))
     return {**message, "headers": headers}
+
+
+class BodyTooLarge(StarletteHTTPException):
+    """A body over the bound, found as it was read (one sent without ``Content-Length``): a
+    413 for the REST handler, which the MCP endpoint answers in JSON-RPC itself."""
+
+    def __init__(self) -> None:
+        super().__init__(413)
+
+
+def is_mcp_request(scope: Scope) -> bool:
+    """A POST to the agents' MCP endpoint (``/tenants/{t}/deployments/{d}/mcp``)."""
+    path = str(scope.get("path", ""))
+    return scope.get("method") == "POST" and path.startswith("/tenants/") and path.endswith("/mcp")
+
+
+def too_large_rpc(max_bytes: int) -> dict[str, Any]:
+    """The JSON-RPC error of a request body over ``HUB_MAX_REQUEST_BYTES`` (HTTP 413): what an
+    agent's MCP client can read, as it reads every other refusal of the endpoint (DESIGN §15)."""
+    message = f"the request is larger than this hub accepts ({max_bytes} bytes)"
+    return {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": message, "data": {"max_bytes": max_bytes}},
+    }
+
+
+async def _send_json(send: Send, body_value: dict[str, Any], status: int) -> None:
+    body = json.dumps(body_value).encode()
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _send_error(send: Send, error: HubError, request_id: str, status: int = 500) -> None:

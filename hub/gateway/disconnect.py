@@ -27,12 +27,12 @@ __all__ = ["unless_gone"]
 T = TypeVar("T")
 
 
-async def unless_gone(receive: Receive, work: Awaitable[T]) -> tuple[T | None, bool]:
-    """``(work's answer, False)``, or ``(None, True)`` when the client went away first (the
-    work then cancelled). Call only after the request's body was read whole."""
+async def unless_gone(receive: Receive, work: Awaitable[T]) -> T | None:
+    """``work``'s answer, or None when the client went away first (the work then cancelled;
+    ``work`` never answers None). Call only after the request's body was read whole."""
     task = asyncio.current_task()
     if task is None:  # not in a task: nothing to cancel
-        return await work, False
+        return await work
     gone = asyncio.Event()
     working = [True]  # cleared with no await after the work ends: no cancel can follow it
 
@@ -54,7 +54,8 @@ async def unless_gone(receive: Receive, work: Awaitable[T]) -> tuple[T | None, b
         if not gone.is_set():
             raise  # the hub itself is stopping, not the client gone
         task.uncancel()
-        return None, True
+        return None
     if gone.is_set():  # the work ended as the client went: the cancel it was sent is spent
         task.uncancel()
-    return answer, gone.is_set()
+        return None
+    return answer

@@ -22,6 +22,7 @@ from fastapi import APIRouter, Path, Request, Response
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.background import BackgroundTask
+from starlette.responses import JSONResponse
 
 from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
@@ -36,6 +37,7 @@ from hub.core.db import Database
 from hub.core.deps import get_database
 from hub.core.errors import Unauthorized
 from hub.core.metrics import Metrics
+from hub.core.middleware import BodyTooLarge, too_large_rpc
 from hub.core.paths import is_canonical_id, is_slug, parse_id
 from hub.core.route_shape import ShapedRoute
 from hub.core.settings import Settings
@@ -74,6 +76,12 @@ def _answer(answer: HttpAnswer) -> Response:
     if answer.body is None:
         return Response(status_code=answer.status, headers=headers)
     return Response(answer.encoded(), answer.status, headers, media_type="application/json")
+
+
+def _answered(answer: HttpAnswer | None) -> Response:
+    """The dispatch's answer; for an agent gone away (its calls cancelled), a 499 nobody reads,
+    as proxies log such a request."""
+    return Response(status_code=499) if answer is None else _answer(answer)
 
 
 def _error(status: int, code: int, message: str, error_class: str, **headers: str) -> Response:
@@ -158,21 +166,40 @@ async def _authenticate(
     return await admit_request_values(request, session, read.values, computed), read.rows
 
 
-async def _serve(request: Request, t: str, d: str) -> Response:
-    parts = components_of(request.app)
-    settings = parts.get(Settings)
+async def _key(request: Request, settings: Settings) -> ParsedKey | Response:
+    """The request's key, or the refusal of a browser origin not allowed (DNS rebinding) or of
+    a missing or malformed key (no database work for either)."""
     if not _origin_allowed(request, settings):
         return _error(403, FORBIDDEN, "Origin not allowed", "forbidden")
     try:
-        key = await parsed_key(request)  # no database work for a malformed key
+        return await parsed_key(request)
     except Unauthorized:
         return _unauthenticated()
+
+
+async def _body(request: Request, settings: Settings) -> bytes | Response:
+    """The request's body, or the JSON-RPC 413 of one sent without ``Content-Length`` that
+    passed ``HUB_MAX_REQUEST_BYTES`` (a declared one is refused at the edge, in JSON-RPC too)."""
+    try:
+        return await request.body()
+    except BodyTooLarge:
+        return JSONResponse(too_large_rpc(settings.max_request_bytes), status_code=413)
+
+
+async def _serve(request: Request, t: str, d: str) -> Response:
+    parts = components_of(request.app)
+    settings = parts.get(Settings)
+    key = await _key(request, settings)
+    if isinstance(key, Response):
+        return key
     db = get_database(request)
     # The body is read before a database session is opened: a client that sends its body
     # slowly held a pooled connection for as long as it liked, and twenty of them (one agent's
     # key is enough) emptied a replica's pool for every tenant (stop 43). Parsed after the
     # authentication, as before: a request with a bad key is 401 whatever its body.
-    body = await request.body()
+    body = await _body(request, settings)
+    if isinstance(body, Response):
+        return body
     # one read session for who calls, which deployment and the caller's policy (issue 13)
     async with db.reads() as session:
         try:
@@ -228,9 +255,8 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         ),
     )
     headers = {k.lower(): v for k, v in request.headers.items()}
-    answer, gone = await unless_gone(request.receive, dispatch(host, raw, headers))
-    # an agent gone away (its call cancelled) reads nothing: 499, as proxies log it
-    response = Response(status_code=499) if answer is None or gone else _answer(answer)
+    answer = await unless_gone(request.receive, dispatch(host, raw, headers))
+    response = _answered(answer)
     response.background = BackgroundTask(audit.pending.wait)
     return response
 
