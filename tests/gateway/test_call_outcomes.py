@@ -21,6 +21,7 @@ import pytest
 
 from hub.core.db import Database
 from hub.core.logging import _QUIET_LOGGERS as QUIET_LOGGERS
+from hub.gateway.engine.shaping import size_of
 from tests.gateway.outcomes import (
     CANARY,
     DEADLINE_S,
@@ -399,3 +400,22 @@ async def test_upstream_hub_meta_keys_are_stripped(
     assert "io.mcphub/error" not in result.get("_meta", {})
     assert result["_meta"]["example.com/k"] == "v"
     assert result["content"][0]["_meta"] == {"x/y": 1}
+
+
+async def test_a_legacy_agents_text_of_a_list_result_is_within_the_cap_too(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """A legacy agent gets a non-object ``structuredContent`` as a text block (its schema
+    allows only objects). That block was added after the cut, and took the result past the
+    cap; it is made before the cut now."""
+    deployed, peer = await setup_upstream(client, database, handmade_peer)
+    rows = ["r" * 100] * 2_000  # about 200 KB of JSON, over the 64 KiB cap
+    listed = {"content": [{"type": "text", "text": "rows"}], "structuredContent": rows}
+    peer.override("tools/call", lambda req: Reply(200, rpc_result(req.rpc_id, listed)))
+    response = await call_tool(client, deployed, "up__free", {}, era="2025-11-25")
+    result = answer_result(response)
+    assert "structuredContent" not in result
+    assert size_of(result) <= 64 * 1024  # as the cap is measured
+    assert result["_meta"]["io.mcphub/truncated"]["original_bytes"] > 64 * 1024
+    assert result["content"][0]["text"] == "rows"
+    assert result["content"][1]["text"].startswith('["rrr')

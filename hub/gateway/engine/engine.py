@@ -134,8 +134,9 @@ class Gateway:
         max_bytes = max_result_bytes or self.options.max_result_bytes
         try:
             outcome = await self._call(
-                view, wire_name, arguments, decide, approvals, upstream, record, ask, max_bytes
-            )
+                view, wire_name, arguments, decide, approvals, upstream, record, ask, max_bytes,
+                legacy,
+            )  # fmt: skip
         except asyncio.CancelledError:
             # the agent went away, or cancelled the call: audited as what it is, never as the
             # success a record starts as (its upstream leg, if it began, was cancelled too)
@@ -159,6 +160,7 @@ class Gateway:
         record: CallRecord,
         ask: AskMode,
         max_bytes: int,
+        legacy: bool,
     ) -> CallOutcome:
         tool = view.tools.get(wire_name)
         if tool is None:
@@ -216,7 +218,7 @@ class Gateway:
                         RATE_LIMITED, message, "rate_limited", {"retry_after_s": retry}
                     )
                 )
-        result = await self._run(view, tool, arguments, upstream, record, max_bytes)
+        result = await self._run(view, tool, arguments, upstream, record, max_bytes, legacy)
         return CallOutcome(result=result)
 
     async def _run(
@@ -227,12 +229,15 @@ class Gateway:
         upstream: UpstreamPort,
         record: CallRecord,
         max_bytes: int,
+        legacy: bool,
     ) -> dict[str, Any]:
         has_schema = tool.output_schema is not None
 
         def shape(raw: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
-            redacted = Redactor(secrets).result(raw)
-            return fit(strip_hub_meta(redacted), max_bytes, has_output_schema=has_schema)
+            redacted = strip_hub_meta(Redactor(secrets).result(raw))
+            if legacy:  # before the cap: a legacy agent's text of a non-object structuredContent
+                redacted = for_legacy_result(redacted)
+            return fit(redacted, max_bytes, has_output_schema=has_schema)
 
         try:
             done = await upstream.call(view, view.server_of(tool), tool, arguments, shape)
