@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from hub.cli.options import HubCaOpt
 from hub.core.logging import configure_logging, redacting
 from hub.sidecar.config import Mode, SidecarConfig, default_cache_dir, parse_listen
 from hub.sidecar.errors import SidecarError
@@ -97,16 +98,7 @@ def sidecar(
             "--call-timeout", metavar="SECONDS", help="How long a relayed call may take in all."
         ),
     ] = 90.0,
-    hub_ca: Annotated[
-        Path | None,
-        typer.Option(
-            "--hub-ca",
-            exists=True,
-            dir_okay=False,
-            resolve_path=True,
-            help="CA bundle (PEM) of a hub whose certificate a private CA issued.",
-        ),
-    ] = None,
+    hub_ca: HubCaOpt = None,
     log_level: Annotated[
         LogLevel,
         typer.Option("--log-level", case_sensitive=False, help="Of the JSON logs on stderr."),

@@ -10,6 +10,7 @@ reads. Nothing leaves loopback.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -31,7 +32,7 @@ from tests.gateway.support import Deployed, Upstream, deploy
 from tests.support.hubcommand import hub_argv
 from tests.support.migrated import migrated_sqlite
 
-__all__ = ["LiveHub", "Sidecar", "live_hub", "sidecar_argv", "stdio_sidecar"]
+__all__ = ["LiveHub", "Sidecar", "live_hub", "rpc_message_of", "sidecar_argv", "stdio_sidecar"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CANARY = "canary-secret-0f9e8d7c6b5a49382716"
@@ -333,3 +334,14 @@ def run_sidecar(
 def error_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
     """stderr lines that are not JSON log lines."""
     return [line for line in done.stderr.splitlines() if not line.startswith("{")]
+
+
+def rpc_message_of(answer: httpx2.Response) -> dict[str, Any]:
+    """The one JSON-RPC message of an answer, plain JSON or one SSE event."""
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+        assert len(data) == 1, answer.text
+        message: dict[str, Any] = json.loads(data[0])
+        return message
+    message = answer.json()
+    return message

@@ -7,7 +7,6 @@ the handler (and reads ``"cursor": null`` as no cursor), so the handler refuses 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from tests.sidecar.support import (
     deploy_on,
     listening_sidecar_async,
     live_hub,
+    rpc_message_of,
     stdio_sidecar,
 )
 
@@ -35,15 +35,7 @@ LEGACY = {"mcp-protocol-version": "2025-11-25"}
 MODERN = {"mcp-protocol-version": MODERN_VERSION, "mcp-method": "tools/list"}
 
 
-def _message(answer: httpx2.Response) -> dict[str, Any]:
-    """The one JSON-RPC message of an answer, plain JSON or one SSE event."""
-    if answer.headers.get("content-type", "").startswith("text/event-stream"):
-        data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
-        assert len(data) == 1, answer.text
-        message: dict[str, Any] = json.loads(data[0])
-        return message
-    message = answer.json()
-    return message
+_message = rpc_message_of
 
 
 async def _list(

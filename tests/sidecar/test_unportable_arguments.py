@@ -35,6 +35,7 @@ from tests.sidecar.support import (
     Sidecar,
     listening_sidecar_async,
     live_hub,
+    rpc_message_of,
 )
 from tests.support.stories import audit_events
 
@@ -77,15 +78,7 @@ def _headers(era: str) -> dict[str, str]:
     return headers | {"mcp-protocol-version": "2025-11-25"}
 
 
-def _message(answer: httpx2.Response) -> dict[str, Any]:
-    """The one JSON-RPC message of an answer, plain JSON or one SSE event."""
-    if answer.headers.get("content-type", "").startswith("text/event-stream"):
-        data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
-        assert len(data) == 1, answer.text
-        message: dict[str, Any] = json.loads(data[0])
-        return message
-    message = answer.json()
-    return message
+_message = rpc_message_of
 
 
 # ------------------------------------------------------------------ the decisions route, in-process

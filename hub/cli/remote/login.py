@@ -12,12 +12,12 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
 
+from hub.cli.options import HubCaOpt
 from hub.cli.remote.client import HubClient, HubFailure, RemoteError
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote, segment
 from hub.cli.remote.output import Column, Output, fail, note
@@ -110,16 +110,7 @@ def _acting(r: Remote, me: dict[str, Any]) -> str:
 def login(
     url: Annotated[str, typer.Option("--url", help="The hub's base URL.")],
     profile: ProfileOpt = DEFAULT_PROFILE,
-    hub_ca: Annotated[
-        Path | None,
-        typer.Option(
-            "--hub-ca",
-            exists=True,
-            dir_okay=False,
-            resolve_path=True,
-            help="CA bundle (PEM) of a hub whose certificate a private CA issued.",
-        ),
-    ] = None,
+    hub_ca: HubCaOpt = None,
     tenant: TenantOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
