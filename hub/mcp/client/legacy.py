@@ -219,13 +219,16 @@ class LegacySession:
         pending, self._pending = self._pending, None
         if self.session_id is None:
             return  # a server without sessions learns it from the closed connection alone
-        if pending is not None:
+        # never past the operation's deadline (less half a second), as the DELETE: a call the
+        # deadline ended must answer its agent within it, whatever the server does with these
+        budget = min(CANCEL_WITHIN_S, self.channel.remaining() - 0.5)
+        if pending is not None and budget > 0:
             cancelled = notification(
                 "notifications/cancelled",
                 {"requestId": pending, "reason": "the agent cancelled the call"},
             )
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(CANCEL_WITHIN_S):
+                async with asyncio.timeout(budget):
                     await self.channel.send(cancelled, self._headers())
         with contextlib.suppress(Exception):
             await self.close()
