@@ -106,6 +106,17 @@ async def test_credentials_update_takes_a_piped_secret_and_a_revocation_names_it
             "credentials", "create", "peer-key", "--type", "api_key", "--base-url", origin,
             *OWNER, stdin="a-secret-value-long-enough\n",
         )  # fmt: skip
+        unsaid = await hub.cli(
+            "credentials",
+            "create",
+            "gh",
+            "--type",
+            "api_key",
+            *OWNER,
+            stdin="a-secret-long-enough\n",
+        )
+        assert unsaid.code == 1
+        assert "[--base-url is api_base_url]" in unsaid.stderr  # the flag the operator types
         updated = await hub.ok(
             "credentials", "update", "peer-key", "--json", *OWNER, stdin="another-secret-value\n"
         )

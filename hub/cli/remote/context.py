@@ -10,6 +10,7 @@ paths), else the profile's.
 from __future__ import annotations
 
 import contextlib
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -104,6 +105,8 @@ def remote(
     except HubFailure as exc:
         if exc.status == 401:
             fail(f"{exc}; {_refused_key(profile, loaded.url)}")
+        if exc.status in (400, 409, 422):
+            fail(str(exc) + _flags_named(str(exc)))
         if exc.status == 404 and exc.message == "tenant not found":
             given = (
                 f"--tenant {tenant}" if tenant else f"profile '{profile}' acts in {loaded.tenant}"
@@ -114,6 +117,30 @@ def remote(
         fail(str(exc))
     finally:
         client.close()
+
+
+#: the API's field names a refusal may quote, and the flag that sets each
+API_FIELD_FLAGS = {
+    "api_base_url": "--base-url",
+    "sidecar_id": "--sidecar",
+    "expires_at": "--expires-at",
+    "old_key_expires_at": "--old-expires-at",
+    "allow_without_ask": "--allow-without-ask",
+    "credential_id": "--credential",
+    "agent_id": "the AGENT argument",
+    "client_id": "--client-id",
+}
+
+
+def _flags_named(message: str) -> str:
+    """`` [--base-url is api_base_url]`` for the API fields a hub's refusal names: the hub
+    speaks its API, the operator typed flags."""
+    named = [
+        f"{flag} is {field}"
+        for field, flag in API_FIELD_FLAGS.items()
+        if re.search(rf"\b{field}\b", message)
+    ]
+    return f" [{'; '.join(named)}]" if named else ""
 
 
 def _refused_key(profile: str, url: str) -> str:
