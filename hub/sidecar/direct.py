@@ -271,20 +271,22 @@ class DirectCalls:
         cap = _bound(decision.get("max_result_bytes"))
         upstream = LeasedUpstream(self, decision_id, deadline or self._config.call_timeout_s)
         audit = _Record()
-        outcome = await self._engine.call(
-            bundle.view,
-            name,
-            arguments,
-            decide=ports,
-            approvals=ports,
-            upstream=upstream,
-            audit=audit,
-            legacy=False,
-            max_result_bytes=int(cap) if cap else None,
-        )
-        report = asyncio.create_task(self._report(decision_id, audit.kept))
-        self._reports.add(report)  # the answer need not wait for its audit row
-        report.add_done_callback(self._reports.discard)
+        try:
+            outcome = await self._engine.call(
+                bundle.view,
+                name,
+                arguments,
+                decide=ports,
+                approvals=ports,
+                upstream=upstream,
+                audit=audit,
+                legacy=False,
+                max_result_bytes=int(cap) if cap else None,
+            )
+        finally:  # a call cancelled (its agent gone) is reported too: failed, reason cancelled
+            report = asyncio.create_task(self._report(decision_id, audit.kept))
+            self._reports.add(report)  # the answer need not wait for its audit row
+            report.add_done_callback(self._reports.discard)
         if outcome.failure is not None:
             failure = outcome.failure
             raise RelayError(failure.code, failure.message, dict(failure.data))

@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar, get_args
 
+import anyio
 import mcp_types
 
 from hub.core.portable_json import nul_replaced
@@ -182,8 +183,10 @@ class McpClient:
             outcome = await work(session)
         except asyncio.CancelledError:
             # the call was cancelled (its agent went away): the server is told, and the session
-            # ended, never kept with a request of unknown fate in it
-            await session.abandon()
+            # ended, never kept with a request of unknown fate in it. Shielded: under anyio (the
+            # SDK's servers, so the sidecar) a cancelled scope cancels every later await too
+            with anyio.CancelScope(shield=True):
+                await session.abandon()
             raise
         except Exception as exc:
             _note_lost(session, keeping)
