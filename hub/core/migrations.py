@@ -13,6 +13,7 @@ give it the tables later migrations create, too.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 from hub.core.db import create_engine
 
@@ -30,6 +31,8 @@ __all__ = [
     "downgrade",
     "grant_app_role",
     "head_revision",
+    "known_revisions",
+    "revision_of",
     "upgrade",
 ]
 
@@ -53,9 +56,21 @@ def upgrade(url: str, revision: str = "head", *, app_role: str | None = None) ->
         asyncio.run(grant_app_role(url, app_role))
 
 
+@functools.cache
+def known_revisions() -> tuple[str | None, frozenset[str]]:
+    """This code's newest migration's revision, and every revision it knows."""
+    script = ScriptDirectory.from_config(alembic_config(""))
+    return script.get_current_head(), frozenset(rev.revision for rev in script.walk_revisions())
+
+
 def head_revision() -> str | None:
     """The newest migration's revision."""
-    return ScriptDirectory.from_config(alembic_config("")).get_current_head()
+    return known_revisions()[0]
+
+
+def revision_of(connection: Connection) -> str | None:
+    """The revision the schema behind a (sync) connection is at; None: no migration ran."""
+    return MigrationContext.configure(connection).get_current_revision()
 
 
 def current_revision(url: str) -> str | None:
@@ -66,9 +81,7 @@ def current_revision(url: str) -> str | None:
         engine = create_engine(url)
         try:
             async with engine.connect() as conn:
-                return await conn.run_sync(
-                    lambda sync: MigrationContext.configure(sync).get_current_revision()
-                )
+                return await conn.run_sync(revision_of)
         finally:
             await engine.dispose()
 

@@ -9,19 +9,16 @@ the schema is ready for any of it.
 
 from __future__ import annotations
 
-import functools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.jobs import JOBS_TABLE, JobRegistry, JobSpec, upsert
-from hub.core.migrations import alembic_config
+from hub.core.migrations import known_revisions, revision_of
 
 __all__ = ["Claimed", "claim_due", "insert_recurring", "schema_behind"]
 
@@ -49,18 +46,9 @@ async def schema_behind(db: Database) -> bool:
     it writes, a concurrent writer fails it at once ("database is locked"). A revision this code
     does not know is a newer one (a replica not upgraded yet): not behind."""
     async with db.session(write=False) as session:
-        revision = await session.run_sync(
-            lambda sync: MigrationContext.configure(sync.connection()).get_current_revision()
-        )
-    head, known = _revisions()
+        revision = await session.run_sync(lambda sync: revision_of(sync.connection()))
+    head, known = known_revisions()
     return revision is None or (revision != head and revision in known)
-
-
-@functools.cache
-def _revisions() -> tuple[str | None, frozenset[str]]:
-    """This code's head revision and every revision it knows."""
-    script = ScriptDirectory.from_config(alembic_config(""))
-    return script.get_current_head(), frozenset(rev.revision for rev in script.walk_revisions())
 
 
 async def insert_recurring(db: Database, recurring: list[JobSpec]) -> None:
