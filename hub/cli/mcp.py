@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import typer
 
 from hub import __version__
+from hub.core.invisible import hidden
 
 if TYPE_CHECKING:  # imported when a command runs: every other `hub` command starts faster
     from hub.core.settings import Settings
@@ -107,7 +108,7 @@ def _run(settings: Settings, work: Callable[[McpClient], Awaitable[T]]) -> T:
 
 def _safe(value: Any, width: int | None = None) -> str:
     """Server text for a terminal: control and format characters escaped, maybe shortened."""
-    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))
+    text = "".join(ascii(ch)[1:-1] if hidden(ch) else ch for ch in str(value))
     if width is not None and len(text) > width:
         text = text[: width - 1] + "…"
     return text

@@ -11,7 +11,6 @@ acts in, resolved exactly as the API resolves ``{t}``.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -40,6 +39,7 @@ from hub.console.security import (
 from hub.core.deps import SessionDep, SessionRoute, get_settings_dep
 from hub.core.errors import BadRequest, HubError, RateLimited
 from hub.core.handlers import request_id_of
+from hub.core.invisible import escaped, hidden, shown
 from hub.core.logging import bind_context
 from hub.principals.service import caller_name
 
@@ -68,17 +68,6 @@ env = Environment(
     lstrip_blocks=True,
 )
 
-# control, format (bidirectional overrides, zero-width), line/paragraph separators, unassigned
-_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"})
-
-
-def _escape_char(char: str) -> str:
-    code = ord(char)
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-
 
 def exact_json(value: Any) -> str:
     """``value`` as indented JSON, every character that could hide or reorder text escaped.
@@ -87,16 +76,14 @@ def exact_json(value: Any) -> str:
     characters can only stand inside strings, where ``\\uXXXX`` means the same: the text parses
     back to exactly ``value``."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
-    return "".join(
-        _escape_char(c) if ord(c) > 0x7E and unicodedata.category(c) in _HIDDEN else c for c in text
-    )
+    return "".join(escaped(c) if ord(c) > 0x7E and hidden(c) else c for c in text)
 
 
 def visible(value: Any) -> str:
     """``value`` as text with the characters that could hide or reorder it (bidirectional
     overrides, zero-width, controls) shown as ``\\uXXXX``, as :func:`exact_json` shows them: for
     what an upstream wrote (a tool's name and description) outside the JSON."""
-    return "".join(_escape_char(c) if unicodedata.category(c) in _HIDDEN else c for c in str(value))
+    return shown(str(value))
 
 
 #: how much of a call's arguments the approvals queue shows (the approval's page shows them all)

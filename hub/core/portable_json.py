@@ -88,7 +88,17 @@ def _encodable(text: str) -> bool:
     return True
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+def _finite_int(text: str) -> int:
+    # an integer of 309 digits or more may be past a double (1.8e308): a JavaScript reader
+    # would take it as Infinity, so it is refused as ``1e400`` is
+    if len(text) >= 309 and math.isinf(float(text)):
+        raise NotPortableJson("non_finite_number")
+    return int(text)
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_finite_int
+)
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:

@@ -18,8 +18,9 @@ decides about what came back is an :class:`McpError` whose ``reason`` is one of:
 - ``duplicate_tool``: two tools of one server share a name;
 - ``tool_error``: ``tools/call`` was answered with a JSON-RPC error (unknown tool, bad params…);
   :attr:`McpError.code` carries the JSON-RPC code so the gateway can map it, and
-  :attr:`McpError.upstream_message` the upstream's own message (at most 1,000 characters) for the
-  gateway to redact and relay to the agent — it is never part of ``str()`` or ``repr()``;
+  :attr:`McpError.upstream_message` the upstream's own message, whole (the response's byte cap
+  bounds it), for the gateway to redact and *then* cut to 1,000 characters (a cut first could
+  split a secret the redaction would then miss) — it is never part of ``str()`` or ``repr()``;
 - ``input_required``: a ``tools/call`` answered with an MRTR ``input_required`` result, which the
   hub cannot fulfil (it offers the server nothing to ask for).
 
@@ -81,7 +82,7 @@ class McpError(Exception):
         self.code = code
         self.status = status
         self.challenge = challenge
-        self.upstream_message = upstream_message[:1000] if upstream_message else None
+        self.upstream_message = upstream_message or None
         # Internal: set once the server's era is certain, so era negotiation stops falling back.
         self.settled = False
         super().__init__(self.message)

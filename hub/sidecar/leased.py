@@ -27,9 +27,9 @@ from hub.core.logging import redacting
 from hub.egress import EgressError, Fetcher
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
-from hub.gateway.engine.redaction import Redactor
 from hub.gateway.engine.tool_change import retrying_tool_change
 from hub.mcp import Era, McpClient, McpError, era_from_hint
+from hub.mcp.redaction import upstream_message
 from hub.sidecar.errors import HubRefused, HubUnreachable
 
 __all__ = ["Calls", "Lease", "LeasedUpstream"]
@@ -153,7 +153,7 @@ class LeasedUpstream:
                 ms = (time.perf_counter() - started) * 1000
                 message = exc.upstream_message if exc.reason == "tool_error" else None
                 if message:
-                    message = Redactor(secrets).text(message)
+                    message = upstream_message(message, secrets)
                 reason = (
                     "input_required_unsupported" if exc.reason == "input_required" else exc.reason
                 )
@@ -173,7 +173,7 @@ class LeasedUpstream:
             except EgressError as exc:
                 ms = (time.perf_counter() - started) * 1000
                 raise UpstreamFailure(exc.reason, upstream_ms=ms) from None
-            return shape(done.result, secrets)
+            return await shape(done.result, secrets)
 
 
 class _Unauthorized(Exception):

@@ -9,16 +9,23 @@ run. Failures propagate as the fetcher's :class:`~hub.egress.EgressError`, the c
 (discovery's 422, the gateway's ``upstream_failed``).
 
 ``db`` is what an OAuth refresh writes to; ``None`` sends the credential as stored (no refresh).
+
+A discovery is redacted before it leaves :func:`discover`, as a tool result is before it leaves
+the gateway's upstream port: an upstream that echoes the bearer into its ``serverInfo``, its
+instructions or a tool's description or schema would otherwise have it stored in the catalog,
+served by the catalog and bundle routes and the console, and listed to every agent.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
 from hub.mcp import CallResult, DiscoveryResult, era_from_hint
+from hub.mcp.redaction import Redactor
 from hub.mcp.wire import Json
 from hub.upstream.context import UpstreamContext
 from hub.upstream.target import Target
@@ -39,7 +46,7 @@ async def discover(
     hint = era_from_hint(era_hint)
 
     async def run(bearer: str | None) -> DiscoveryResult:
-        return await ctx.client.discover(
+        found = await ctx.client.discover(
             target.url,
             pin=target.pin,
             bearer=bearer,
@@ -47,12 +54,27 @@ async def discover(
             era_hint=hint,
             scope=str(tenant_id),  # one tenant cannot hold every slot of a shared origin
         )
+        return _redacted(found, bearer) if bearer else found
 
     started = time.perf_counter()
     try:
         return await with_fresh_credential(ctx, db, tenant_id, target, run)
     finally:
         ctx.metrics.upstream.labels(operation="discovery").observe(time.perf_counter() - started)
+
+
+def _redacted(found: DiscoveryResult, bearer: str) -> DiscoveryResult:
+    """``found`` with every form of ``bearer`` replaced, wherever the server wrote it."""
+    redactor = Redactor([bearer])
+    instructions = found.instructions
+    return replace(
+        found,
+        server_info=redactor.value(found.server_info),
+        capabilities=redactor.value(found.capabilities),
+        instructions=None if instructions is None else redactor.text(instructions),
+        tools=redactor.value(found.tools),
+        dropped_tools=redactor.value(found.dropped_tools),
+    )
 
 
 async def call_tool(

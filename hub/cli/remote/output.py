@@ -25,6 +25,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
+from hub.core.invisible import hidden
+
 __all__ = [
     "Column",
     "Output",
@@ -50,7 +52,7 @@ def safe(value: Any, width: int | None = None) -> str:
         text = json.dumps(value, ensure_ascii=True, sort_keys=True)
     else:
         text = str(value)
-    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    text = "".join(ascii(ch)[1:-1] if hidden(ch) else ch for ch in text)
     if width is not None and len(text) > width:
         text = text[: width - 1] + "…"
     return text

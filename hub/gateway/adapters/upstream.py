@@ -30,9 +30,9 @@ from hub.credentials.exceptions import CredentialUnusable
 from hub.egress import EgressError
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
 from hub.gateway.engine.ports import Shaper, UpstreamFailure, UpstreamResult
-from hub.gateway.engine.redaction import Redactor
 from hub.gateway.engine.tool_change import retrying_tool_change
 from hub.mcp import McpError, era_from_hint
+from hub.mcp.redaction import upstream_message
 from hub.upstream import Target, UpstreamContext, resolve_keyless, resolve_target
 from hub.upstream.tokens import InsufficientScope, TokenUnavailable, with_fresh_credential
 
@@ -117,9 +117,9 @@ class HubUpstream:
                 if exc.reason != "tool_error":
                     raise  # no upstream text inside; a 401 gets its one refresh and retry
                 text = exc.upstream_message
-                message = Redactor(secrets).text(text) if text else None
+                message = upstream_message(text, secrets) if text else None
                 raise _failure(exc.reason, started, exc.code, message) from None
-            return shape(done.result, secrets)
+            return await shape(done.result, secrets)
 
         try:
             result = await with_fresh_credential(self._ctx, self._db, self._tenant, target, run)

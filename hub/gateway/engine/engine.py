@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from hub.core.canonical import canonical_json
@@ -46,19 +47,21 @@ from hub.gateway.engine.ports import (
     UpstreamFailure,
     UpstreamPort,
 )
-from hub.gateway.engine.redaction import Redactor
 from hub.gateway.engine.shaping import (
     APPROVAL_META,
     ResultTooLarge,
     fit,
     for_legacy_result,
+    heavy,
     listed_tool,
     strip_hub_meta,
     upstream_failure,
 )
 from hub.gateway.engine.validation import ValidatorCache
+from hub.gateway.engine.validation_cost import check_off_loop
+from hub.mcp.redaction import Redactor
 
-__all__ = ["CallOutcome", "Gateway", "GatewayOptions", "arguments_sha256"]
+__all__ = ["CallOutcome", "Gateway", "GatewayOptions", "arguments_sha256", "shaped_result"]
 
 HEADER_MISMATCH = -32020
 
@@ -233,12 +236,7 @@ class Gateway:
     ) -> dict[str, Any]:
         has_schema = tool.output_schema is not None
 
-        def shape(raw: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
-            redacted = strip_hub_meta(Redactor(secrets).result(raw))
-            if legacy:  # before the cap: a legacy agent's text of a non-object structuredContent
-                redacted = for_legacy_result(redacted)
-            return fit(redacted, max_bytes, has_output_schema=has_schema)
-
+        shape = partial(shaped_result, max_bytes=max_bytes, has_schema=has_schema, legacy=legacy)
         try:
             done = await upstream.call(view, view.server_of(tool), tool, arguments, shape)
         except asyncio.CancelledError:
@@ -261,6 +259,28 @@ class Gateway:
         record.upstream_ms = done.upstream_ms
         record.outcome = "success"
         return done.result
+
+
+def _shaped(
+    raw: dict[str, Any], secrets: list[str], max_bytes: int, has_schema: bool, legacy: bool
+) -> dict[str, Any]:
+    redacted = strip_hub_meta(Redactor(secrets).result(raw))
+    if legacy:  # before the cap: a legacy agent's text of a non-object structuredContent
+        redacted = for_legacy_result(redacted)
+    return fit(redacted, max_bytes, has_output_schema=has_schema)
+
+
+async def shaped_result(
+    raw: dict[str, Any], secrets: list[str], *, max_bytes: int, has_schema: bool, legacy: bool
+) -> dict[str, Any]:
+    """A raw result as its agent gets it: redacted, the hub's ``_meta`` namespace, the cap; a
+    :func:`heavy` one on the checking thread, so the loop serves every tenant meanwhile."""
+    if heavy(raw):
+        shape = partial(
+            _shaped, secrets=secrets, max_bytes=max_bytes, has_schema=has_schema, legacy=legacy
+        )
+        return await check_off_loop(shape, raw)
+    return _shaped(raw, secrets, max_bytes, has_schema, legacy)
 
 
 def _failed(failure: UpstreamFailure, record: CallRecord) -> dict[str, Any]:

@@ -7,7 +7,7 @@ remote ones over the hub's API. None of them is imported here: the engine only n
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -92,9 +92,10 @@ class ApprovalPort(Protocol):
     ) -> ApprovalOutcome: ...
 
 
-Shaper = Callable[[dict[str, Any], list[str]], dict[str, Any]]
-"""``shape(raw_result, secrets)``: the engine's redaction and shaping, run by the upstream port
-while the secret is in hand, so the secret never leaves the port."""
+Shaper = Callable[[dict[str, Any], list[str]], Awaitable[dict[str, Any]]]
+"""``await shape(raw_result, secrets)``: the engine's redaction and shaping, run by the upstream
+port while the secret is in hand, so the secret never leaves the port (a large result is shaped
+off the event loop)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""No upstream secret reaches an agent inside a tool result (DESIGN §10.2 step 6, §15).
+"""No upstream secret reaches an agent inside a tool result (DESIGN §10.2 step 6, §15), nor
+anyone inside what a server's discovery told (``hub.upstream.calls.discover``).
 
 Redaction runs on the *parsed* result before anything is cut, over every string — object keys and
 ``_meta`` included — replacing the secret in each form an upstream might echo it: as sent, after
@@ -18,9 +19,11 @@ import urllib.parse
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["REDACTED", "Redactor", "secret_forms"]
+__all__ = ["REDACTED", "UPSTREAM_MESSAGE_CHARS", "Redactor", "secret_forms", "upstream_message"]
 
 REDACTED = "[redacted]"
+#: How much of an upstream's own error message an agent is shown (DESIGN §10.2 step 6).
+UPSTREAM_MESSAGE_CHARS = 1000
 _BINARY_FIELDS = ("data", "blob")
 
 
@@ -61,9 +64,12 @@ class Redactor:
             if secret:
                 self._forms.extend(secret_forms(secret))
         self._forms.sort(key=len, reverse=True)
+        self._shortest = len(self._forms[-1]) if self._forms else 0
         self.replaced = 0
 
     def text(self, value: str) -> str:
+        if len(value) < self._shortest:  # most strings of a large result: no form fits in them
+            return value
         for form in self._forms:
             if form in value:
                 self.replaced += value.count(form)
@@ -112,3 +118,9 @@ class Redactor:
             else:
                 shaped[self.value(key)] = self.value(item)
         return shaped
+
+
+def upstream_message(message: str, secrets: Iterable[str]) -> str:
+    """An upstream's error message for its agent: redacted whole, then cut to
+    :data:`UPSTREAM_MESSAGE_CHARS` (cut first, a secret across the cut would be half-kept)."""
+    return Redactor(secrets).text(message)[:UPSTREAM_MESSAGE_CHARS]
