@@ -142,7 +142,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             OAuthContext(oauth, fetcher, keyring, egress, client, refresher),
             Readiness((keyring_covers_rows(keyring), keyring_covers_oauth_rows(keyring))),
             FailureHooks((audit_failed_request,)),
-            AuditWriter(),
+            AuditWriter(metrics.audit_lost),
             ApprovalContext(
                 keyring=keyring,
                 ttl_s=settings.approval_ttl_s,

@@ -17,6 +17,15 @@ the old commit did. A batch that fails is retried one event per transaction, so 
 cannot take the others with it; an event that still fails is logged by action, never by content,
 and the call's answer is not changed — as :func:`~hub.audit.service.record_failure` behaves.
 
+**A database that is away** (a restart, refused connections, a full disk: see
+:func:`~hub.core.db_errors.database_unavailable`) loses nothing: the events are kept, their
+requests are let go (they wait for no retry), and the writer tries again after
+:data:`RETRY_S` until the database is back. At most :data:`MAX_RETAINED` events are kept; past
+that the oldest are dropped, counted (``hub_audit_events_lost_total``) and logged at ERROR, as
+are those still kept when the process stops (:meth:`AuditWriter.drain` waits ``grace_s``).
+Found by an SRE's walk (stop 50): two calls answered as successes while PostgreSQL restarted left
+no row at all.
+
 Written by hand: this is the hub's own chain and transaction shape; no library does it.
 """
 
@@ -28,9 +37,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from prometheus_client import Counter
+
 from hub.audit.repository import Head
 from hub.audit.service import Entry, record_entries
 from hub.core.db import Database
+from hub.core.db_errors import database_unavailable
 from hub.core.tenancy import TenantId
 
 __all__ = ["AuditWriter", "Pending"]
@@ -39,6 +51,14 @@ log = logging.getLogger("hub.audit")
 
 #: most events appended in one transaction
 MAX_BATCH = 200
+#: events kept while the database is away, at most (then the oldest are dropped and counted)
+MAX_RETAINED = 10_000
+#: the waits between attempts while the database is away (the last one repeats)
+RETRY_S = (0.5, 1.0, 2.0, 5.0)
+
+
+class _Away(Exception):
+    """The database is away: the chain's events are kept for the next attempt."""
 
 
 @dataclass
@@ -57,15 +77,23 @@ class _Queued:
     db: Database
     entry: Entry
     done: asyncio.Future[None]
+    written: bool = False
 
 
 class AuditWriter:
     """One per replica; its flushing task belongs to the event loop that submitted."""
 
-    def __init__(self) -> None:
+    def __init__(self, lost: Counter | None = None) -> None:
         self._queue: list[_Queued] = []
         self._task: asyncio.Task[None] | None = None
         self._heads: dict[str, Head] = {}  # the last head this replica wrote, per chain
+        self._lost = lost
+        self._away = 0  # failed attempts in a row while the database is away
+
+    @property
+    def retained(self) -> int:
+        """Events not written yet (queued, or kept while the database is away)."""
+        return len(self._queue)
 
     def submit(self, db: Database, entry: Entry, pending: Pending) -> None:
         """Queue ``entry`` on ``db``; ``pending`` learns when it is written."""
@@ -83,17 +111,58 @@ class AuditWriter:
             # a context of its own: not the first submitter's (its request id, its RLS scope)
             self._task = loop.create_task(self._flush(), context=contextvars.Context())
 
-    async def drain(self) -> None:
-        """Wait until everything submitted so far is written (the app's shutdown)."""
+    async def drain(self, grace_s: float | None = None) -> None:
+        """Wait until everything submitted so far is written (the app's shutdown); with
+        ``grace_s``, at most that long while the database is away, then what is left is lost
+        and said so."""
         task = self._task
-        if task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop():
-            await asyncio.shield(task)
+        if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), grace_s)
+        except TimeoutError:
+            task.cancel()
+            self._queue = [q for q in self._queue if not q.written]
+            self._drop(len(self._queue), "the process stopped")
 
     async def _flush(self) -> None:
         while self._queue:
-            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            # the batch stays queued while it is written: a drain that gives up meanwhile counts
+            # what is not written yet; events submitted meanwhile are appended behind it
+            batch = self._queue[:MAX_BATCH]
+            kept: list[_Queued] = []
             for chain in _by_chain(batch):
-                await _write(chain, self._heads)
+                try:
+                    await _write(chain, self._heads)
+                except _Away:  # those of the chain written one by one before it went stay so
+                    kept.extend(q for q in chain if not q.written)
+            del self._queue[: len(batch)]
+            if not kept:
+                if self._away:
+                    log.warning("audit: the database is back; the rows kept were written")
+                self._away = 0
+                continue
+            for queued in kept:  # their requests need not wait for the database to come back
+                if not queued.done.done():
+                    queued.done.set_result(None)
+            self._queue[:0] = kept  # first again, in submission order
+            if not self._away:
+                log.error("audit: the database is away; %d events kept to write later", len(kept))
+            self._drop(len(self._queue) - MAX_RETAINED, "too many kept")
+            await asyncio.sleep(RETRY_S[min(self._away, len(RETRY_S) - 1)])
+            self._away += 1
+
+    def _drop(self, count: int, why: str) -> None:
+        if count <= 0:
+            return
+        dropped, self._queue = self._queue[:count], self._queue[count:]
+        actions = sorted({q.entry.action for q in dropped})
+        log.error("audit: %d events lost (%s): %s", count, why, ", ".join(actions))
+        if self._lost is not None:
+            self._lost.inc(count)
+        for queued in dropped:
+            if not queued.done.done():
+                queued.done.set_result(None)
 
 
 def _by_chain(batch: Sequence[_Queued]) -> list[list[_Queued]]:
@@ -108,7 +177,9 @@ async def _write(chain: list[_Queued], heads: dict[str, Head]) -> None:
     db, tenant_id = chain[0].db, chain[0].entry.tenant_id
     try:
         await record_entries(db, tenant_id, [q.entry for q in chain], heads)
-    except Exception:
+    except Exception as exc:
+        if database_unavailable(exc):
+            raise _Away from None
         if len(chain) == 1:
             log.exception("could not record audit event for %s", chain[0].entry.action)
         else:
@@ -116,5 +187,6 @@ async def _write(chain: list[_Queued], heads: dict[str, Head]) -> None:
                 await _write([queued], heads)
             return
     for queued in chain:
+        queued.written = True
         if not queued.done.done():
             queued.done.set_result(None)

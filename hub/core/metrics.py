@@ -94,6 +94,12 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+        self.audit_lost = Counter(
+            "hub_audit_events_lost_total",
+            "Audit events never written: more kept than the writer holds while the database"
+            " was away, or still kept when the process stopped.",
+            registry=self.registry,
+        )
         self.rate_limit_storage_errors = Counter(
             "hub_rate_limit_storage_errors_total",
             "Failed calls to the rate-limit storage (Redis down, slow or refusing).",
