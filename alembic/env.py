@@ -10,7 +10,9 @@ import asyncio
 import logging.config
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 import hub.models  # noqa: F401  (registers every table on the metadata)
 from hub.core.db import create_engine
@@ -40,11 +42,45 @@ def _configure(connection: Connection) -> None:
         context.run_migrations()
 
 
+#: PostgreSQL advisory lock key held while migrating ("mcphub" in ASCII): two ``hub db upgrade``
+#: started together (two replicas' init containers, two operators) run one after the other, the
+#: second finding the schema at head, instead of both writing it (a traceback of "tuple
+#: concurrently updated", or "expected to match one row"). A session lock, not a transaction's:
+#: a migration that builds an index CONCURRENTLY commits in the middle of the run. Taken by
+#: trying, not by waiting: a ``pg_advisory_lock`` that waits holds its transaction open, and
+#: ``CREATE INDEX CONCURRENTLY`` in the other run waits for every open transaction — a deadlock.
+MIGRATION_LOCK = 0x6D6370687562
+LOCK_POLL_S = 0.5
+
+
+async def _take_migration_lock(connection: AsyncConnection) -> None:
+    said = False
+    while True:
+        taken = await connection.scalar(text(f"SELECT pg_try_advisory_lock({MIGRATION_LOCK})"))
+        await connection.commit()  # the session's lock outlives the transaction
+        if taken:
+            return
+        if not said:
+            logging.getLogger("hub.migrations").warning(
+                "another hub db upgrade is running: waiting for it"
+            )
+            said = True
+        await asyncio.sleep(LOCK_POLL_S)
+
+
 async def _run_online() -> None:
     engine = create_engine(_url())
     try:
         async with engine.connect() as connection:
-            await connection.run_sync(_configure)
+            locking = connection.dialect.name == "postgresql"
+            if locking:
+                await _take_migration_lock(connection)
+            try:
+                await connection.run_sync(_configure)
+            finally:
+                if locking:
+                    await connection.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK})")
+                    await connection.commit()
     finally:
         await engine.dispose()
 

@@ -56,6 +56,27 @@ async def test_upgrade_to_head_then_downgrade_to_base(backend: str, tmp_path: Pa
     assert await _tables(url) == set(table_names())
 
 
+def test_two_upgrades_at_once_run_one_after_the_other(tmp_path: Path) -> None:
+    """An SRE's walk (stop 50): two ``hub db upgrade`` at once both wrote the schema, and one
+    failed with a traceback. The migration lock serialises them: both succeed."""
+    import os
+    import subprocess
+    import sys
+
+    from hub.core.migrations import current_revision, head_revision
+
+    url = scratch_url("postgresql", tmp_path, "migrations")
+    env = {**os.environ, "HUB_DATABASE_URL": url, "HUB_DATA_DIR": str(tmp_path)}
+    command = [str(Path(sys.executable).parent / "hub"), "db", "upgrade"]
+    runs = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=120)[0].decode() for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert current_revision(url) == head_revision()
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_no_model_drift(backend: str, tmp_path: Path) -> None:
     from alembic import command
