@@ -57,7 +57,7 @@ def create_app(
             # after uvicorn drained the requests (HUB_SHUTDOWN_GRACE_S): audit rows still queued
             # are written, the jobs in flight finish their current run (hub serve asked them to
             # stop at SIGTERM already)
-            await components.get(AuditWriter).drain()
+            await components.get(AuditWriter).drain(settings.shutdown_grace_s)
             await workers.stop(settings.shutdown_grace_s)
             await components.get(RateLimiter).aclose()
             if fetcher is None:
@@ -76,6 +76,10 @@ def create_app(
         # OpenTelemetry hooks, unconfigured, still looked up the global providers on every
         # request (the environment included).
         telemetry={"tracing": False, "metrics": False, "logs": False},
+        # ``/x/`` is a 404 like any unknown path: Starlette's 307 to ``/x`` answered before any
+        # authentication, told anonymous callers which routes exist, and built its Location
+        # from the client's Host header.
+        redirect_slashes=False,
     )
     app.router.route_class = ShapedRoute  # the docs' routes too (hub.core.route_shape)
     app.state.components = components

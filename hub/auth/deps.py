@@ -1,16 +1,17 @@
 """Who is calling: the authentication dependency of every authenticated route.
 
 The key is taken from ``Authorization: Bearer`` or ``x-api-key`` (both present and different is a
-401) and its checksum checked before anything touches the database (:func:`parsed_key`), so
-garbage costs no connection and no query. It is authenticated once per request, on the
-request's session (:func:`caller_of`, which a REST router's first dependency calls, or the
-:func:`get_caller` dependency), and remembered on the request; its principal and tenant are
-bound to the log context. Deciding what the caller may do is :mod:`hub.authz`'s job.
+401, and so is either header sent twice) and its checksum checked before anything touches the
+database (:func:`parsed_key`), so garbage costs no connection and no query. It is authenticated
+once per request, on the request's session (:func:`caller_of`, which a REST router's first
+dependency calls, or the :func:`get_caller` dependency), and remembered on the request; its
+principal and tenant are bound to the log context. Deciding what the caller may do is
+:mod:`hub.authz`'s job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -37,9 +38,10 @@ __all__ = [
 
 
 def presented_key(request: Request) -> str | None:
-    """The API key the request presents, or None; a malformed ``Authorization`` is a 401."""
-    authorization = request.headers.get("authorization")
-    api_key = request.headers.get("x-api-key")
+    """The API key the request presents, or None; a malformed ``Authorization`` is a 401, and
+    so is an ambiguous one: a second ``Authorization`` or ``x-api-key`` header, whatever its
+    value (which of two keys a proxy or server would pick differs; the hub picks none)."""
+    authorization, api_key = _key_headers(request.scope["headers"])
     bearer = None
     if authorization is not None:
         scheme, _, value = authorization.partition(" ")
@@ -49,6 +51,26 @@ def presented_key(request: Request) -> str | None:
     if bearer is not None and api_key is not None and bearer != api_key:
         raise Unauthorized()
     return bearer if bearer is not None else api_key
+
+
+def _key_headers(raw: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None]:
+    """The ``Authorization`` and ``x-api-key`` values among the raw (lower-cased, ASGI) headers,
+    in one pass over them (what two ``headers.get`` calls cost); a repeated one is a 401."""
+    authorization: bytes | None = None
+    api_key: bytes | None = None
+    for name, value in raw:
+        if name == b"authorization":
+            if authorization is not None:
+                raise Unauthorized()
+            authorization = value
+        elif name == b"x-api-key":
+            if api_key is not None:
+                raise Unauthorized()
+            api_key = value
+    return (
+        None if authorization is None else authorization.decode("latin-1"),
+        None if api_key is None else api_key.decode("latin-1"),
+    )
 
 
 async def parsed_key(request: Request) -> ParsedKey:  # async: no thread-pool hop

@@ -135,6 +135,12 @@ def _sqlite_engine(url: str, *, pool_size: int, echo: bool) -> AsyncEngine:
     return engine
 
 
+#: Seconds a request waits for a pooled PostgreSQL connection before its 503.
+POOL_WAIT_S = 30.0
+#: Seconds a new PostgreSQL connection may take to open.
+CONNECT_WAIT_S = 10.0
+
+
 def _pool_limits(pool_size: int) -> dict[str, int]:
     """Up to ``2 * pool_size`` connections, opened as concurrency needs them and kept.
 
@@ -156,6 +162,9 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
     # its request with a 503 instead, and SQLAlchemy then discards every older pooled connection.
     # Last in, first out: a request's reads, one checkout each (hub.core.plainreads), find the
     # connection the previous one used, its row-level security scope already set.
+    # A request waits at most POOL_WAIT_S for a connection (every one busy: a lock held long, a
+    # frozen server), then answers 503; a connect waits at most CONNECT_WAIT_S (asyncpg's own
+    # default is 60 s, which a server that accepts and never answers would hold every time).
     return create_async_engine(
         url,
         echo=echo,
@@ -163,6 +172,8 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
         pool_recycle=1800,
         pool_use_lifo=True,
         poolclass=KeepingPool,
+        pool_timeout=POOL_WAIT_S,
+        connect_args={"timeout": CONNECT_WAIT_S},
         **_pool_limits(pool_size),
     )
 

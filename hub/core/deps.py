@@ -26,10 +26,11 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Request, Response
+from fastapi import Depends, Request, Response, params
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core import presolve, rls
+from hub.core.body_encoding import refuse_undecodable
 from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.route_shape import ShapedRoute
@@ -124,9 +125,22 @@ class SessionRoute(ShapedRoute):
     FastAPI solves the dependencies and runs the endpoint, and ended once the response is
     built, before it is sent (see the module docstring). Its matching is a
     :class:`~hub.core.route_shape.ShapedRoute`'s; the plain dependencies at the head of its
-    list are solved ahead of FastAPI's solver (:mod:`hub.core.presolve`)."""
+    list are solved ahead of FastAPI's solver (:mod:`hub.core.presolve`). A JSON body that is
+    not UTF-8 sent as it is, is refused first (:mod:`hub.core.body_encoding`)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        app = self._session_handler()
+        body = self.body_field
+        if body is None or isinstance(body.field_info, params.Form):
+            return app
+
+        async def decodable(request: Request) -> Response:
+            await refuse_undecodable(request)  # a JSON body is UTF-8, sent as it is
+            return await app(request)
+
+        return decodable
+
+    def _session_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         endpoint = self.endpoint
         ahead = presolve.plan(self.dependant, self.param_convertors)

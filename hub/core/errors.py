@@ -23,6 +23,7 @@ __all__ = [
     "RateLimited",
     "ServiceUnavailable",
     "Unauthorized",
+    "UnsupportedMediaType",
     "error_body",
 ]
 
@@ -105,6 +106,15 @@ class PayloadTooLarge(HubError):
     status_code = 413
     code = "payload_too_large"
     default_message = "the request body is too large"
+
+
+class UnsupportedMediaType(HubError):
+    """The request body is in an encoding the hub does not read (a ``Content-Encoding``, a
+    charset other than UTF-8)."""
+
+    status_code = 415
+    code = "unsupported_media_type"
+    default_message = "unsupported media type"
 
 
 class DiscoveryFailed(HubError):

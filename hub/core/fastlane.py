@@ -15,8 +15,8 @@ router would choose. When that route is a lane, it is called here as the router 
 called it, with the same scope (``route``, ``endpoint``, ``path_params``); an exception from the
 endpoint goes to the app's own exception handler for it, as Starlette's exception middleware
 would send it, and anything without one goes on to the edge's last resort, as before. Every
-other request, and a lane's request the index leaves to the router (a 405, a redirect, a
-``root_path``), goes on to FastAPI unchanged, with the index's answer kept in its scope for the
+other request, and a lane's request the index leaves to the router (a 405, a ``root_path``),
+goes on to FastAPI unchanged, with the index's answer kept in its scope for the
 router's first look (:meth:`~hub.core.route_index.RouteIndex.remember`): one search, not two.
 
 A lane must be a route FastAPI would call with nothing to solve: ``str`` path parameters and the

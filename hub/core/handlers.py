@@ -10,18 +10,28 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: TID251
+from starlette.routing import Match, Route
 
+from hub.core.body_encoding import NOT_UTF8
 from hub.core.components import components_of
+from hub.core.db_errors import database_unavailable
 from hub.core.errors import BadRequest, Conflict, HubError, ServiceUnavailable, error_body
 
-__all__ = ["FailureHook", "FailureHooks", "install_exception_handlers", "request_id_of"]
+__all__ = [
+    "FailureHook",
+    "FailureHooks",
+    "install_exception_handlers",
+    "refuses_its_methods",
+    "request_id_of",
+]
 
 FailureHook = Callable[[Request, Exception], Awaitable[None]]
 
@@ -113,10 +123,45 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, 400)
 
 
+_REFUSES = "hub_refuses_its_methods"
+
+_Endpoint = TypeVar("_Endpoint", bound=Callable[..., Any])
+
+
+def refuses_its_methods(endpoint: _Endpoint) -> _Endpoint:
+    """Mark an endpoint that answers its methods 405 itself (MCP's ``GET`` with no stream to
+    offer): they are left out of another 405's ``Allow``, which lists what the path serves."""
+    setattr(endpoint, _REFUSES, True)
+    return endpoint
+
+
+def _allowed(request: Request) -> str:
+    """Every method the request's path has, for a 405's ``Allow`` (RFC 9110 §15.5.6). Starlette
+    names only the first route whose path matched, and FastAPI makes a route per method: a
+    ``PUT`` on a deployment was told ``GET`` although ``PATCH`` and ``DELETE`` exist too. Read
+    on a 405 only, from the app's table (:class:`~hub.core.route_index.RouteIndex` has no path
+    and is passed over)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if (
+            isinstance(route, Route)
+            and route.methods
+            and not getattr(route.endpoint, _REFUSES, False)
+        ):
+            match, _ = route.matches(request.scope)
+            if match is not Match.NONE:
+                methods |= route.methods
+    return ", ".join(sorted(methods))
+
+
 async def _starlette_error(request: Request, exc: Exception) -> JSONResponse:
     exc = cast(StarletteHTTPException, exc)
     code, message = _STARLETTE_CODES.get(exc.status_code, ("http_error", "request failed"))
     headers = dict(exc.headers) if exc.headers else None
+    if exc.status_code == 405 and (allow := _allowed(request)):
+        headers = {"allow": allow}
+    if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
+        message = NOT_UTF8  # FastAPI's parse of a body that is not UTF-8 (hub.core.body_encoding)
     return JSONResponse(
         error_body(code, message, request_id_of(request)), exc.status_code, headers=headers
     )
@@ -128,22 +173,10 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(ServiceUnavailable().body(request_id_of(request)), 503)
 
 
-#: SQLSTATEs of a server that is away: connection exceptions (08), shutting down, crashed or
-#: starting up (57P01-57P03), out of connections or memory (53).
-_UNAVAILABLE_STATES = ("08", "57P01", "57P02", "57P03", "53")
-
-
-def _server_unavailable(exc: DBAPIError) -> bool:
-    if exc.connection_invalidated:  # SQLAlchemy saw a disconnect and emptied the pool
-        return True
-    state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
-    return isinstance(state, str) and state.startswith(_UNAVAILABLE_STATES)
-
-
 async def _dbapi_error(request: Request, exc: Exception) -> JSONResponse:
     # With asyncpg, a connection the server closed mid-statement and a server still starting up
     # (a database restart) are plain DBAPIErrors: a 503 like any unreachable database.
-    if isinstance(exc, DBAPIError) and _server_unavailable(exc):
+    if database_unavailable(exc):
         return await _database_error(request, exc)
     raise exc
 
@@ -164,6 +197,8 @@ def install_exception_handlers(app: FastAPI) -> None:
     app.add_exception_handler(IntegrityError, _integrity_error)
     app.add_exception_handler(OperationalError, _database_error)
     app.add_exception_handler(InterfaceError, _database_error)
+    # every pooled connection is busy past the pool's wait (a lock held long, a frozen server)
+    app.add_exception_handler(PoolTimeout, _database_error)
     app.add_exception_handler(DBAPIError, _dbapi_error)
     # refused, or reset while connecting (a server going down accepts, then drops the socket)
     app.add_exception_handler(ConnectionError, _database_error)

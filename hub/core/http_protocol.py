@@ -43,13 +43,14 @@ Under 200 such connections pass the chart's 512 MiB limit. So:
   and its connection is closed. A request that arrives in one read, as nearly every request
   does, is never counted, so it is served whatever the count; what the count refuses is the
   next slow or large request, while the budget is full, until its holders finish or time out.
+
+Each of these answers, and the 400 of bytes httptools cannot parse (uvicorn's was ``text/plain``),
+is the hub's JSON error body with a request id of its own (:mod:`hub.core.http_refusals`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +59,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from hub.core.connection_bound import BOUND, ConnectionBound
+from hub.core.http_refusals import Refusal
 
 __all__ = [
     "BODY_TIMEOUT_S",
@@ -84,49 +86,36 @@ BODY_TIMEOUT_S = 30.0
 #: (``HUB_MAX_PENDING_REQUEST_BYTES``).
 MAX_PENDING_REQUEST_BYTES = 64 * 1024 * 1024
 
-logger = logging.getLogger(__name__)
-
-
-def _error_body(code: str, message: str) -> bytes:
-    return json.dumps({"error": {"code": code, "message": message}}).encode()
-
-
-def _raw_response(status: bytes, body: bytes) -> bytes:
-    return b"".join(
-        [
-            b"HTTP/1.1 " + status + b"\r\n",
-            b"content-type: application/json\r\n",
-            b"content-length: " + str(len(body)).encode() + b"\r\n",
-            b"connection: close\r\n",
-            b"\r\n",
-            body,
-        ]
-    )
-
-
-_BODY = _error_body(
+_HEAD_TOO_LARGE = Refusal(
+    b"431 Request Header Fields Too Large",
     "headers_too_large",
     f"the request line and headers are larger than {MAX_REQUEST_HEAD_BYTES} bytes",
 )
-_REFUSAL = _raw_response(b"431 Request Header Fields Too Large", _BODY)
-_TIMED_OUT = _raw_response(
+_TIMED_OUT = Refusal(
     b"408 Request Timeout",
-    _error_body("request_timeout", f"the request's head took longer than {HEAD_TIMEOUT_S:g} s"),
+    "request_timeout",
+    f"the request's head took longer than {HEAD_TIMEOUT_S:g} s",
 )
-_BODY_TIMED_OUT = _raw_response(
+_BODY_TIMED_OUT = Refusal(
     b"408 Request Timeout",
-    _error_body("request_timeout", f"the request's body took longer than {BODY_TIMEOUT_S:g} s"),
+    "request_timeout",
+    f"the request's body took longer than {BODY_TIMEOUT_S:g} s",
 )
-_BUSY = _raw_response(
+_BUSY = Refusal(
     b"503 Service Unavailable\r\nretry-after: 1",
-    _error_body(
-        "server_busy",
-        "the server holds too many requests that have not finished arriving; try again",
-    ),
+    "server_busy",
+    "the server holds too many requests that have not finished arriving; try again",
 )
-_FULL = _raw_response(
+_FULL = Refusal(
     b"503 Service Unavailable\r\nretry-after: 1",
-    _error_body("server_busy", "the server holds as many connections as it may; try again"),
+    "server_busy",
+    "the server holds as many connections as it may; try again",
+)
+#: What uvicorn answered in ``text/plain`` to bytes httptools cannot parse as HTTP/1.1.
+_NOT_HTTP = Refusal(
+    b"400 Bad Request",
+    "invalid_request",
+    "the request is not well-formed HTTP/1.1 (its request line, a header, or its framing)",
 )
 
 
@@ -153,17 +142,6 @@ def limit_pending_requests(limit: int) -> None:
 def _head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
     """The bytes of a parsed head, near enough: request line, ``name: value`` lines, blank line."""
     return len(url) + 16 + sum(len(name) + len(value) + 4 for name, value in headers) + 2
-
-
-async def _head_too_large(scope: Any, receive: Any, send: Any) -> None:
-    """The answer to a head past the bound that was parsed whole (``connection: close``)."""
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(_BODY)).encode()),
-        (b"connection", b"close"),
-    ]
-    await send({"type": "http.response.start", "status": 431, "headers": headers})
-    await send({"type": "http.response.body", "body": _BODY})
 
 
 class _TimedFlow(FlowControl):
@@ -234,7 +212,7 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
             # not be held (hub.core.connection_bound)
             self._refused = True
             self.connection_bound.refuse()
-            transport.write(_FULL)
+            transport.write(_FULL.answered()[1])
             transport.close()
 
     def data_received(self, data: bytes) -> None:
@@ -260,11 +238,11 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
             if self._body_timer is None:
                 self._start_body_timer()
         if self._held and self.pending.held > self.pending.limit:
-            logger.warning(
+            self._refuse(
+                _BUSY,
                 "http: requests not yet received hold more than the bound; refused with 503",
-                extra={"pending_bytes": self.pending.held},
+                pending_bytes=self.pending.held,
             )
-            self._refuse(_BUSY)
 
     def _hold(self, size: int) -> None:
         self._held += size
@@ -277,8 +255,8 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
     def _head_timed_out(self) -> None:
         self._head_timer = None
         if self._in_head and not self._refused and not self.transport.is_closing():
-            logger.warning("http: a request's head did not arrive in time; refused with 408")
-            self.transport.write(_TIMED_OUT)
+            why = "http: a request's head did not arrive in time; refused with 408"
+            self.transport.write(_TIMED_OUT.logged(why))
             self.transport.close()
 
     def _stop_head_timer(self) -> None:
@@ -303,8 +281,9 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
         if self.loop.time() < due:
             self._body_timer = self.loop.call_at(due, self._body_timed_out)
             return
-        logger.warning("http: a request's body did not arrive in time; refused with 408")
-        self._refuse(_BODY_TIMED_OUT)
+        self._refuse(
+            _BODY_TIMED_OUT, "http: a request's body did not arrive in time; refused with 408"
+        )
 
     def _reading_resumed(self) -> None:
         if self._in_body and self._body_timer is None and not self._refused:
@@ -322,16 +301,29 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _refuse_head(self) -> None:
-        logger.warning(
+        self._refuse(
+            _HEAD_TOO_LARGE,
             "http: a request's head passed the bound; refused with 431",
-            extra={"head_bytes": self._head_bytes},
+            head_bytes=self._head_bytes,
         )
-        self._refuse(_REFUSAL)
 
-    def _refuse(self, response: bytes) -> None:
-        """Answer ``response`` unless a response has begun, end the request its app may be
+    def send_400_response(self, msg: str) -> None:
+        """A request httptools cannot parse gets the hub's JSON 400 instead of uvicorn's
+        ``text/plain`` one (uvicorn calls this when its parser fails), and is closed as there."""
+        why = "http: a request is not well-formed HTTP/1.1; refused with 400"
+        response = _NOT_HTTP.logged(why, reason=msg)
+        self._refused = True
+        self._release()
+        self._stop_head_timer()
+        self._stop_body_timer()
+        self.transport.write(response)
+        self.transport.close()
+
+    def _refuse(self, refusal: Refusal, why: str, **extra: Any) -> None:
+        """Answer ``refusal`` unless a response has begun, end the request its app may be
         reading (it receives a disconnect), and close: at once on our side, after
         :data:`LINGER_S` of discarding what the client still sends on its side."""
+        response = refusal.logged(why, **extra)
         self._refused = True
         self._release()
         self._stop_head_timer()
@@ -352,9 +344,11 @@ class HubHttpToolsProtocol(HttpToolsProtocol):
             self._stop_head_timer()
         if self._may_pass and _head_size(self.url, self.headers) > MAX_REQUEST_HEAD_BYTES:
             # a head that arrived whole in one large read: answered by an app of its own, as
-            # uvicorn answers 503 past its concurrency limit, and the connection closed after it
-            logger.warning("http: a request's head passed the bound; refused with 431")
-            app, self.app = self.app, _head_too_large
+            # uvicorn answers 503 past its concurrency limit, and the connection closed after it.
+            # Its URL is not parsed: httptools' ``parse_url`` refuses one of 64 KiB or more
+            # (16-bit offsets), and uvicorn would answer that with its text/plain 400.
+            self.url = b"/"
+            app, self.app = self.app, _HEAD_TOO_LARGE.app
             try:
                 super().on_headers_complete()
             finally:

@@ -1,12 +1,14 @@
 """OpenAPI as the API really behaves: 400 with the hub's error body, never FastAPI's 422, the
 two ways to present an API key (``Authorization: Bearer`` or ``x-api-key``), and every error
-status a route can answer, each with the ``ErrorResponse`` schema (DESIGN §14).
+status a route can answer, each with the ``ErrorResponse`` schema (DESIGN §14). A route that
+cannot answer 401 needs no key, and says so (``security: []``) over the document's default.
 
 Which statuses apply is read from the route itself, so a new route is documented without a list
 to keep: 401 and 503 where it authenticates (the key lookup reads the database); 403 where it
 also authorises (a tenant or platform route); 404 where its path has a parameter; 409 on methods
 that write (a uniqueness race ends as 409 on any of them) except the read-only ``grant.check``;
-412 where it takes ``If-Match``; 413 where it takes a body; 422 where the route declares it
+412 where it takes ``If-Match``; 413 where it takes a body, and 415 where that body is JSON
+(:mod:`hub.core.body_encoding`); 422 where the route declares it
 (discovery and URL pinning).
 """
 
@@ -15,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, params
 from fastapi.dependencies.models import Dependant
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import RouteContext, iter_route_contexts
 
 __all__ = [
     "DISCOVERY_FAILED",
+    "ETAG_HEADER",
     "RATE_LIMITED",
     "UPSTREAM_REFUSED",
     "error_response",
@@ -89,6 +92,14 @@ RATE_LIMITED: dict[str, Any] = {
         for name in ("Retry-After", "RateLimit-Policy", "RateLimit")
     },
 }
+#: The ``ETag`` of a response whose representation a conditional request (``If-Match``,
+#: ``If-None-Match``) names.
+ETAG_HEADER: dict[str, Any] = {
+    "ETag": {
+        "description": "A strong ETag of the representation, for If-Match or If-None-Match",
+        "schema": {"type": "string"},
+    }
+}
 _SECURITY_SCHEMES: dict[str, Any] = {
     "bearer": {"type": "http", "scheme": "bearer", "description": "A hub API key (hub_…)"},
     "apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},
@@ -145,6 +156,8 @@ def _error_statuses(route: RouteContext, method: str, operation: dict[str, Any])
         statuses["412"] = "If-Match names a version that is no longer current"
     if operation.get("requestBody"):
         statuses["413"] = "The request body is larger than HUB_MAX_REQUEST_BYTES"
+    if any(not isinstance(field.field_info, params.Form) for field in route.dependant.body_params):
+        statuses["415"] = "The body is not UTF-8 JSON sent as it is (a content-encoding, a charset)"
     return statuses
 
 
@@ -187,6 +200,8 @@ def install_openapi(app: FastAPI) -> None:
                 for status, response in responses.items():  # every error has the one body
                     if status.isdigit() and int(status) >= 400 and "content" not in response:
                         response["content"] = {"application/json": {"schema": _ERROR_REF}}
+                if "401" not in responses:  # answered without a key: none to present
+                    operation["security"] = []
         app.openapi_schema = schema
         return schema
 

@@ -200,6 +200,17 @@ async def execute_returning(
     return None if done is None else done[0]
 
 
+async def _checkout(engine: AsyncEngine) -> Any:
+    """A pooled connection; a refused connect as SQLAlchemy's error, as ``engine.connect()``
+    raises it (``raw_connection`` lets the driver adapter's own error out, unwrapped: a server
+    over its connection limit or shutting down was a 500 instead of the handlers' 503)."""
+    dbapi_error = engine.dialect.loaded_dbapi.Error
+    try:
+        return await greenlet_spawn(engine.sync_engine.raw_connection)
+    except dbapi_error as exc:
+        raise DBAPIError.instance(None, None, exc, dbapi_error) from exc
+
+
 async def _on_asyncpg(
     engine: AsyncEngine, plan: Plan, params: Mapping[str, Any], scope_column: int | None
 ) -> tuple[list[Any], str | None, int] | None:
@@ -229,7 +240,7 @@ async def _on_asyncpg(
     keeper = pool if isinstance(pool, KeepingPool) else None  # PostgreSQL engines' pool
     kept = None if keeper is None else keeper.take()
     if kept is None:
-        fairy: Any = await greenlet_spawn(engine.sync_engine.raw_connection)
+        fairy: Any = await _checkout(engine)
         since = keptpool.now()
     else:
         fairy, since = kept

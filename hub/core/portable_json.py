@@ -88,12 +88,23 @@ def _encodable(text: str) -> bool:
     return True
 
 
+def _past_a_double(value: int) -> bool:
+    # a JavaScript reader takes such an integer as Infinity, Python's as its exact digits: the
+    # two sides of the hub (an approver, the server) would read two values
+    if value.bit_length() <= 1023:
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
 def _finite_int(text: str) -> int:
-    # an integer of 309 digits or more may be past a double (1.8e308): a JavaScript reader
-    # would take it as Infinity, so it is refused as ``1e400`` is
-    if len(text) >= 309 and math.isinf(float(text)):
+    value = int(text)
+    if _past_a_double(value):
         raise NotPortableJson("non_finite_number")
-    return int(text)
+    return value
 
 
 _DECODER = json.JSONDecoder(
@@ -140,7 +151,8 @@ def _without_surrogates(value: Any, replace: bool) -> Any:
 def _surrogate_found(value: Any, max_depth: int, *, floats: bool = False) -> bool:
     """Whether a string or key of ``value`` holds a lone surrogate; :class:`NotPortableJson`
     when containers nest past ``max_depth``, or, with ``floats``, for a float that is not finite
-    (a parse with :data:`_DECODER` never yields one). One walk, level by level: it visits each
+    or an integer past a double's range (a parse with :data:`_DECODER` never yields either).
+    One walk, level by level: it visits each
     value once, and never a character of an ASCII string."""
     found = False
     level = [value]
@@ -161,7 +173,10 @@ def _surrogate_found(value: Any, max_depth: int, *, floats: bool = False) -> boo
                 if depth > max_depth:
                     raise NotPortableJson("too_deep")
                 below.extend(item)
-            elif floats and kind is float and not math.isfinite(item):
+            elif floats and (
+                (kind is float and not math.isfinite(item))
+                or (kind is int and _past_a_double(item))
+            ):
                 raise NotPortableJson("non_finite_number")
         level = below
     return found
@@ -170,7 +185,8 @@ def _surrogate_found(value: Any, max_depth: int, *, floats: bool = False) -> boo
 def check(value: Any, *, max_depth: int) -> None:
     """:class:`NotPortableJson` unless ``value``, parsed by a more lenient parser than
     :func:`loads` (the ``mcp`` SDK's, FastAPI's), is one :func:`loads` would have returned
-    unchanged: no float that is not finite, no lone surrogate, no nesting past ``max_depth``."""
+    unchanged: no float that is not finite, no integer past a double's range, no lone
+    surrogate, no nesting past ``max_depth``."""
     if _surrogate_found(value, max_depth, floats=True):
         raise NotPortableJson("lone_surrogate")
 

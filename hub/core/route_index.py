@@ -11,7 +11,7 @@ the shaped routes (by the number of segments, then by the literal segments at th
 then asks the few candidates found, with the shape-less routes among them, **in table order**,
 for their own match: the first full match it finds is the one the ordered scan would have found
 (every route it skipped could not match: its shape differs), so it is the one handled. When no
-candidate matches in full (a 404, a 405, a trailing slash to redirect) it answers "no match" and
+candidate matches in full (a 404, a 405) it answers "no match" and
 the router goes on with its own ordered scan, as before: those answers are the router's, never
 this index's.
 
@@ -155,7 +155,7 @@ class RouteIndex(BaseRoute):
         scope[_FOUND] = (scope["path"], scope["method"], found)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        ahead = scope.pop(_FOUND, None)  # popped: a redirect's copy of the scope searches anew
+        ahead = scope.pop(_FOUND, None)  # popped: read once, by the router's first look
         if ahead is not None and ahead[:2] == (scope["path"], scope["method"]):
             found = ahead[2]
         else:

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
-from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse
@@ -34,8 +33,10 @@ from hub.authz.deps import tenant_of_path
 from hub.core import clock
 from hub.core.components import components_of
 from hub.core.db import Database
+from hub.core.db_errors import database_unavailable
 from hub.core.deps import get_database
 from hub.core.errors import Unauthorized
+from hub.core.handlers import refuses_its_methods
 from hub.core.metrics import Metrics
 from hub.core.middleware import BodyTooLarge, too_large_rpc
 from hub.core.paths import is_canonical_id, is_slug, parse_id
@@ -69,6 +70,33 @@ log = logging.getLogger("hub.gateway")
 router = APIRouter(tags=["gateway"], route_class=ShapedRoute)
 
 _JSON_RPC = {"application/json": {"schema": {"type": "object"}}}
+_ANSWERS = {
+    "application/json": {
+        "schema": {"oneOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]}
+    }
+}
+_MESSAGE = {
+    "type": "object",
+    "description": "A JSON-RPC 2.0 request, notification or response (MCP's messages)",
+    "required": ["jsonrpc"],
+    "properties": {
+        "jsonrpc": {"type": "string", "enum": ["2.0"]},
+        "id": {"type": ["string", "integer"]},
+        "method": {"type": "string"},
+        "params": {"type": "object"},
+        "result": {"type": "object"},
+        "error": {"type": "object"},
+    },
+}
+#: What the endpoint reads itself (it takes the request, so FastAPI documents no body of it).
+_MESSAGES = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {"oneOf": [_MESSAGE, {"type": "array", "items": _MESSAGE, "minItems": 1}]}
+        }
+    },
+}
 
 
 def _answer(answer: HttpAnswer) -> Response:
@@ -99,7 +127,7 @@ def _origin_allowed(request: Request, settings: Settings) -> bool:
     name="gateway.mcp",
     response_class=Response,
     responses={
-        200: {"description": "A JSON-RPC answer", "content": _JSON_RPC},
+        200: {"description": "A JSON-RPC answer (an array for a batch)", "content": _ANSWERS},
         503: {"description": "The database is unreachable (JSON-RPC 50300)", "content": _JSON_RPC},
         202: {"description": "A notification, accepted"},
         400: {"description": "A malformed or mismatched request", "content": _JSON_RPC},
@@ -112,7 +140,9 @@ def _origin_allowed(request: Request, settings: Settings) -> bool:
             "description": "Unknown deployment, or an unknown method (2026-07-28)",
             "content": _JSON_RPC,
         },
+        413: {"description": "The body is larger than HUB_MAX_REQUEST_BYTES", "content": _JSON_RPC},
     },
+    openapi_extra={"requestBody": _MESSAGES},
 )
 async def mcp(
     request: Request,
@@ -122,8 +152,10 @@ async def mcp(
     """The deployment's tools over MCP Streamable HTTP (both eras, stateless), for its agent."""
     try:
         return await _serve(request, t, d)
-    except (OperationalError, InterfaceError, ConnectionError) as error:
+    except Exception as error:
         # The REST handlers answer 503 with the hub's error body; an MCP client reads JSON-RPC.
+        if not database_unavailable(error):
+            raise
         log.warning("gateway: database unavailable: %s", type(error).__name__)
         return _error(503, UNAVAILABLE, "the hub is unavailable", "unavailable")
 
@@ -254,11 +286,21 @@ async def _serve(request: Request, t: str, d: str) -> Response:
             approvals_ctx.keyring, tenant_id.value, view.deployment_id, view.agent_id
         ),
     )
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    answer = await unless_gone(request.receive, dispatch(host, raw, headers))
+    answer = await unless_gone(request.receive, dispatch(host, raw, _headers(request)))
     response = _answered(answer)
     response.background = BackgroundTask(audit.pending.wait)
     return response
+
+
+def _headers(request: Request) -> dict[str, str]:
+    """The request's headers by lower-case name, a repeated one's values joined with ``", "``
+    (RFC 9110 §5.3): a second ``Mcp-Name`` or ``MCP-Protocol-Version`` then matches neither the
+    body nor a version, and is refused, instead of the last one alone being checked (a proxy
+    that reads the first would see another tool than the one the hub runs)."""
+    headers: dict[str, str] = {}
+    for name, value in request.headers.items():
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
 
 
 @router.api_route(
@@ -268,6 +310,7 @@ async def _serve(request: Request, t: str, d: str) -> Response:
     response_class=Response,
     include_in_schema=False,
 )
+@refuses_its_methods  # so a PUT's 405 names POST alone
 async def no_stream(t: str, d: str) -> Response:
     """Stateless in both eras: no server stream to GET and no session to DELETE."""
     return Response(status_code=405, headers={"allow": "POST"})

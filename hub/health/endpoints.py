@@ -29,8 +29,14 @@ class HealthStatus(BaseModel):
 
 @router.get("/healthz")
 async def healthz() -> Envelope[HealthStatus]:
-    """Liveness: the process is serving requests."""
+    """Liveness: the process is serving requests (``HEAD`` too, without the body)."""
     return Envelope(data=HealthStatus(status="ok"))
+
+
+@router.head("/healthz", include_in_schema=False, name="healthz_head")
+async def healthz_head() -> Envelope[HealthStatus]:
+    """``HEAD /healthz``, for load balancers that probe with it: ``GET``'s status, no body."""
+    return await healthz()
 
 
 @router.get("/metrics", response_class=Response, name="metrics")
@@ -43,8 +49,15 @@ async def metrics(db: DatabaseDep, registry: MetricsDep, state: StateDep) -> Res
 
 @router.get("/readyz", responses={503: {"description": "Not ready"}})
 async def readyz(db: DatabaseDep, readiness: ReadinessDep) -> Envelope[HealthStatus]:
-    """Readiness: the database answers and every stored key id is in the keyring."""
+    """Readiness: the database answers and every stored key id is in the keyring (``HEAD``
+    too, without the body)."""
     problem = await check_readiness(db, readiness.checks)
     if problem is not None:
         raise ServiceUnavailable(problem)
     return Envelope(data=HealthStatus(status="ready"))
+
+
+@router.head("/readyz", include_in_schema=False, name="readyz_head")
+async def readyz_head(db: DatabaseDep, readiness: ReadinessDep) -> Envelope[HealthStatus]:
+    """``HEAD /readyz``: ``GET``'s status (200, or 503 when not ready), no body."""
+    return await readyz(db, readiness)

@@ -137,6 +137,25 @@ async def test_every_failure_is_the_same_401(
     assert ok.status_code == 200
 
 
+async def test_a_repeated_key_header_is_the_same_401_whatever_its_values(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    """Two ``Authorization`` or two ``x-api-key`` headers are ambiguous (which one a proxy
+    checked and which one the hub read may differ): refused, even when both carry good keys."""
+    tenant = await make_tenant(database)
+    bot = await make_principal(database, tenant.id, role="agent", kind="agent")
+    owner = await make_principal(database, tenant.id)
+    cases: list[list[tuple[str, str]]] = []
+    for name, prefix in (("authorization", "Bearer "), ("x-api-key", "")):
+        for second in (owner.key, "garbage", bot.key):
+            cases.append([(name, prefix + bot.key), (name, prefix + second)])
+    cases.append([("x-api-key", owner.key), ("authorization", f"Bearer {owner.key}")] * 2)
+    responses = [await client.get("/whoami", headers=h) for h in cases]
+    _assert_uniform_401(responses)
+    ok = await client.get("/whoami", headers=[("authorization", f"Bearer {bot.key}")])
+    assert ok.status_code == 200
+
+
 async def test_bad_checksum_makes_no_query(client: httpx2.AsyncClient, database: Database) -> None:
     tenant = await make_tenant(database)
     admin = await make_principal(database, tenant.id)

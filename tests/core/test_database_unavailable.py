@@ -12,15 +12,20 @@ import struct
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
+import asyncpg
 import httpx2
 import pytest
+from sqlalchemy import make_url
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from hub.app import create_app
 from hub.auth.key_format import generate_key
-from hub.core.handlers import _server_unavailable
+from hub.core.db_errors import database_unavailable
 from tests.conftest import make_settings
+from tests.support.databases import scratch_url
 
 
 class _DriverError(Exception):
@@ -35,13 +40,60 @@ def _error(sqlstate: str | None, *, invalidated: bool = False) -> DBAPIError:
 
 def test_a_server_that_is_away_is_unavailable() -> None:
     for state in ("08006", "57P01", "57P02", "57P03", "53300"):
-        assert _server_unavailable(_error(state)), state
-    assert _server_unavailable(_error(None, invalidated=True))
+        assert database_unavailable(_error(state)), state
+    assert database_unavailable(_error(None, invalidated=True))
 
 
 def test_other_database_errors_are_not_hidden_as_unavailable() -> None:
     for state in (None, "42501", "22P02", "42P01"):
-        assert not _server_unavailable(_error(state)), state
+        assert not database_unavailable(_error(state)), state
+
+
+def test_away_whatever_layer_raised_it() -> None:
+    """The pool's wait running out, and the driver adapter's own error taken from a raw
+    connection (``hub.core.plainreads``), unwrapped, with its SQLSTATE (stop 50: a 500)."""
+    assert database_unavailable(PoolTimeout("QueuePool limit reached"))
+    assert database_unavailable(_DriverError("53300"))  # too many connections for the role
+    assert database_unavailable(_DriverError("57P03"))  # the server is starting up
+    wrapped = RuntimeError("outer")
+    wrapped.__cause__ = _DriverError("08006")
+    assert database_unavailable(wrapped)
+    assert not database_unavailable(_DriverError("23505"))
+    assert not database_unavailable(RuntimeError("a bug"))
+
+
+async def test_a_server_refusing_new_connections_is_a_503_on_rest_and_mcp(tmp_path: Path) -> None:
+    """An SRE's walk (stop 50): a role over its connection limit (also a server shutting down or
+    starting up) was a 500 with a traceback, because the request path's first read takes a raw
+    connection and the driver's error came out unwrapped."""
+    url = scratch_url("postgresql", tmp_path, "unavailable")
+    admin = await asyncpg.connect(
+        make_url(url).set(drivername="postgresql").render_as_string(hide_password=False), timeout=5
+    )
+    try:
+        await admin.execute(
+            "DO $$ BEGIN CREATE ROLE hub_no_connections LOGIN CONNECTION LIMIT 0; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        )
+    finally:
+        await admin.close()
+    refused = make_url(url).set(username="hub_no_connections", password=None)
+    app = create_app(make_settings(refused.render_as_string(hide_password=False)))
+    key, _ = generate_key()
+    headers = {"authorization": f"Bearer {key}"}
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as http:
+            rest = await http.get(f"/tenants/{uuid.uuid4()}/servers/linear", headers=headers)
+            mcp = await http.post(
+                f"/tenants/{uuid.uuid4()}/deployments/{uuid.uuid4()}/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={**headers, "accept": "application/json, text/event-stream"},
+            )
+    assert rest.status_code == 503, rest.text
+    assert rest.json()["error"]["code"] == "service_unavailable"
+    assert mcp.status_code == 503, mcp.text
+    assert mcp.json()["error"]["code"] == 50300
 
 
 @pytest.fixture

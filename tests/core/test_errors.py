@@ -84,8 +84,50 @@ async def test_unknown_route_is_404_with_shape(error_client: httpx2.AsyncClient)
     assert_error_shape(await error_client.get("/no/such/route"), 404, "not_found")
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/tenants/acme/principals/"),
+        ("GET", "/whoami/"),
+        ("POST", "/tenants/acme/deployments/d/mcp/"),
+        ("GET", "/healthz/"),
+        ("GET", "/nope/"),
+    ],
+)
+async def test_a_trailing_slash_is_404_not_a_redirect_built_from_host(
+    error_client: httpx2.AsyncClient, method: str, path: str
+) -> None:
+    """Starlette's 307 to the path without its slash came before authentication (an anonymous
+    caller learnt which routes exist: ``/nope/`` was 404) with a Location from ``Host``."""
+    response = await error_client.request(method, path, headers={"host": "evil.example"})
+    error = assert_error_shape(response, 404, "not_found")
+    assert "location" not in response.headers
+    assert {k: v for k, v in error.items() if k != "request_id"} == {
+        "code": "not_found",
+        "message": "not found",
+    }
+
+
 async def test_wrong_method_is_405_with_shape(error_client: httpx2.AsyncClient) -> None:
     assert_error_shape(await error_client.delete("/healthz"), 405, "method_not_allowed")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/tenants/acme/deployments/d", "DELETE, GET, PATCH"),
+        ("PUT", "/tenants/acme/principals", "GET, POST"),
+        ("DELETE", "/healthz", "GET, HEAD"),
+        ("PUT", "/tenants/acme/deployments/d/mcp", "POST"),
+    ],
+)
+async def test_a_405_allows_every_method_of_the_path(
+    error_client: httpx2.AsyncClient, method: str, path: str, allow: str
+) -> None:
+    """Starlette named the first route whose path matched: FastAPI makes one per method."""
+    response = await error_client.request(method, path)
+    assert_error_shape(response, 405, "method_not_allowed")
+    assert response.headers["allow"] == allow
 
 
 async def test_unhandled_error_is_500_without_trace(

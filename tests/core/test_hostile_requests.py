@@ -10,6 +10,7 @@ later (stop 42) ``NaN``, ``Infinity`` or ``1e400`` anywhere in a body (a 500 on 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import logging
 
@@ -131,6 +132,81 @@ async def test_a_number_that_is_not_finite_is_400_on_both_backends(
     assert "finite" in r.json()["error"]["details"][0]["msg"]
     listed = await client.get(setup.url("credentials"), headers=setup.admin.headers)
     assert listed.json()["data"] == []  # nothing stored
+
+
+_UTF8_JSON = "the request body must be UTF-8 JSON (RFC 8259 §8.1)"
+_SENT_AS_IT_IS = (
+    "the request body must be sent as it is: the hub accepts no content-encoding "
+    "(send it uncompressed, without a content-encoding header)"
+)
+_UTF8_CHARSET = "the request body must be UTF-8 JSON: send charset=utf-8, or no charset"
+
+
+def _encoded(how: str) -> tuple[bytes, dict[str, str]]:
+    """A credential body, sent ``how``; with the headers it is sent with."""
+    text = json.dumps(_credential({"note": "café"}), ensure_ascii=False)
+    json_type = {"content-type": "application/json"}
+    return {
+        "invalid UTF-8": (text.encode("latin-1"), json_type),
+        "latin-1 declared": (
+            text.encode("latin-1"),
+            {"content-type": "application/json; charset=iso-8859-1"},
+        ),
+        "ASCII declared latin-1": (
+            json.dumps(_credential({})).encode(),
+            {"content-type": 'application/json;charset="ISO-8859-1"'},
+        ),
+        "gzip": (gzip.compress(text.encode()), {**json_type, "content-encoding": "gzip"}),
+        "UTF-16": (text.encode("utf-16"), json_type),
+        "UTF-16 without BOM": (text.encode("utf-16-be"), json_type),
+        "UTF-32": (text.encode("utf-32"), json_type),
+    }[how]
+
+
+@pytest.mark.parametrize(
+    ("how", "status", "message"),
+    [
+        ("invalid UTF-8", 400, _UTF8_JSON),
+        ("latin-1 declared", 415, _UTF8_CHARSET),
+        ("ASCII declared latin-1", 415, _UTF8_CHARSET),
+        ("gzip", 415, _SENT_AS_IT_IS),
+        ("UTF-16", 400, _UTF8_JSON),
+        ("UTF-16 without BOM", 400, _UTF8_JSON),
+        ("UTF-32", 400, _UTF8_JSON),
+    ],
+)
+async def test_a_body_that_is_not_utf8_json_as_it_is_says_what_to_fix(
+    client: httpx2.AsyncClient, database: Database, how: str, status: int, message: str
+) -> None:
+    """JSON is UTF-8 (RFC 8259 §8.1): FastAPI's guess took UTF-16 (201), and refused the rest
+    with "the request is invalid" and nothing to say the encoding was at fault."""
+    setup = await make_tenant_admin(database)
+    body, headers = _encoded(how)
+    r = await client.post(
+        setup.url("credentials"), content=body, headers={**setup.admin.headers, **headers}
+    )
+    assert r.status_code == status, r.text
+    error = r.json()["error"]
+    assert (error["message"], error["request_id"]) == (message, r.headers["x-request-id"])
+    listed = await client.get(setup.url("credentials"), headers=setup.admin.headers)
+    assert listed.json()["data"] == []  # nothing stored
+
+
+async def test_utf8_declared_any_way_is_read(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    setup = await make_tenant_admin(database)
+    text = json.dumps(_credential({"note": "café"}), ensure_ascii=False)
+    for n, content_type in enumerate(["application/json; charset=UTF-8", "application/json"]):
+        body = text.replace('"c"', f'"c{n}"', 1).encode()
+        headers = {**setup.admin.headers, "content-type": content_type}
+        r = await client.post(setup.url("credentials"), content=body, headers=headers)
+        assert r.status_code == 201, r.text
+    identity = {**setup.admin.headers, "content-encoding": "identity"}
+    r = await client.post(
+        setup.url("principals"), json={"kind": "agent", "name": "a"}, headers=identity
+    )
+    assert r.status_code == 201, r.text
 
 
 @pytest.mark.parametrize(

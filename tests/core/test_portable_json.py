@@ -46,7 +46,7 @@ def test_lone_surrogates_may_be_replaced_instead(raw: str | bytes) -> None:
 
 
 def test_what_is_json_reads_as_json_loads_reads_it() -> None:
-    raw = '{"pair": "\\ud83d\\ude00", "tiny": 1e-400, "big": 1.7e308, "int": 1' + "0" * 400 + "}"
+    raw = '{"pair": "\\ud83d\\ude00", "tiny": 1e-400, "big": 1.7e308, "int": 1' + "0" * 300 + "}"
     assert loads(raw, max_depth=1) == json.loads(raw)
     assert loads(raw.encode(), max_depth=1) == json.loads(raw)
     assert loads('"\\\\ud800"', max_depth=1) == "\\ud800"  # an escaped backslash, not an escape
@@ -60,6 +60,17 @@ def test_nul_is_found_and_replaced_in_keys_and_values_at_any_depth() -> None:
     assert holds_nul([deep, {"k": ["a\x00"]}])
     assert holds_nul({"k\x00": 1})
     assert nul_replaced({"k\x00": ["a\x00b", 1, None]}) == {"k\ufffd": ["a\ufffdb", 1, None]}
+
+
+@pytest.mark.parametrize("number", [10**400, -(10**309), 2**1024, int("18" + "0" * 307)])
+def test_an_integer_past_a_double_is_refused_as_1e400_is(number: int) -> None:
+    """A JavaScript server reads it as Infinity; an approver would see its digits (stop 50)."""
+    with pytest.raises(NotPortableJson) as refused:
+        loads(json.dumps({"n": number}), max_depth=2)
+    assert refused.value.reason == "non_finite_number"
+    with pytest.raises(NotPortableJson):
+        portable_json.check({"n": [number]}, max_depth=3)
+    assert loads(json.dumps({"n": int("17" + "0" * 307)}), max_depth=2)  # 1.7e308: a double
 
 
 @pytest.mark.parametrize(
@@ -81,6 +92,6 @@ def test_a_leniently_parsed_value_is_checked_as_loads_would(value: object, reaso
 
 
 def test_a_portable_value_passes_the_check() -> None:
-    value = {"a": [1.5, -0.0, 10**400, "é\U0001f600", "a\x00b", True, None]}
+    value = {"a": [1.5, -0.0, 10**300, -(2**1023), "é\U0001f600", "a\x00b", True, None]}
     portable_json.check(value, max_depth=2)
     assert loads(json.dumps(value), max_depth=2) == value

@@ -83,9 +83,11 @@ async def test_a_body_that_does_not_arrive_in_time_is_408(
                 await writer.drain()
 
     dribbling = asyncio.create_task(dribble())
-    status, _, body = await response(reader)
+    status, head, body = await response(reader)
     assert status == 408
-    assert json.loads(body)["error"] == {
+    error = json.loads(body)["error"]
+    assert b"\r\nx-request-id: %s\r\n" % error.pop("request_id").encode() in head
+    assert error == {
         "code": "request_timeout",
         "message": "the request's body took longer than 30 s",
     }
@@ -148,7 +150,9 @@ async def test_past_the_bound_a_request_that_adds_to_it_is_503(
     status, head, body = await response(second_reader)
     assert status == 503
     assert b"\r\nretry-after: 1\r\n" in head.lower()
-    assert json.loads(body)["error"]["code"] == "server_busy"
+    error = json.loads(body)["error"]
+    assert error["code"] == "server_busy"
+    assert b"\r\nx-request-id: %s\r\n" % error["request_id"].encode() in head
     assert await _closed(second_reader)
     # a request that arrives in one read is never counted: served whatever the count
     small_reader, small = await asyncio.open_connection("127.0.0.1", port)

@@ -38,6 +38,18 @@ async def _response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return status, body
 
 
+def _refusal(head: bytes, body: bytes) -> dict[str, str]:
+    """The error of a refusal written by the protocol, checked for the hub's envelope: JSON,
+    and a request id of its own in the body and in ``x-request-id`` (DESIGN §4)."""
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:] if line)
+    assert headers["content-type"] == "application/json"
+    error: dict[str, str] = json.loads(body)["error"]
+    assert len(error["request_id"]) == 32
+    assert headers["x-request-id"] == error["request_id"]
+    return error
+
+
 async def _send_until_closed(writer: asyncio.StreamWriter, start: bytes, piece: bytes) -> int:
     """Write ``start``, then ``piece`` again and again until the server closes the connection;
     the bytes written."""
@@ -71,9 +83,9 @@ async def test_a_head_past_the_bound_is_431_and_the_connection_closes(
         "long-url": (b"GET /", b"a" * 4096),
     }[shape]
     sending = asyncio.create_task(_send_until_closed(writer, start, piece))
-    status, body = await _response(reader)  # read while the client is still sending
+    status, head, body = await response(reader)  # read while the client is still sending
     assert status == 431
-    assert json.loads(body)["error"]["code"] == "headers_too_large"
+    assert _refusal(head, body)["code"] == "headers_too_large"
     assert await asyncio.wait_for(reader.read(), 10) == b""  # the server's side is closed
     await asyncio.wait_for(sending, LINGER_S + 10)  # and then the connection
     writer.close()
@@ -102,14 +114,41 @@ async def test_heads_within_the_bound_and_large_bodies_are_served(port: int) -> 
     writer.close()
 
 
+@pytest.mark.parametrize("url_bytes", [65_600, 100 * 1024])
+async def test_a_long_request_line_read_whole_is_the_431_envelope(
+    port: int, url_bytes: int
+) -> None:
+    """httptools' ``parse_url`` refuses a URL of 64 KiB or more, and uvicorn answered that with
+    its own ``400 text/plain``: the 431 never reached the client."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    url = b"/" + b"a" * url_bytes
+    writer.write(b"GET " + url + b" HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+    status, head, body = await response(reader)
+    assert status == 431
+    assert _refusal(head, body)["code"] == "headers_too_large"
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
+
+
+async def test_a_request_that_is_not_http_is_the_400_envelope(port: int) -> None:
+    """What httptools cannot parse gets the hub's JSON 400, not uvicorn's ``text/plain``."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nbad header\r\n\r\n")
+    status, head, body = await response(reader)
+    assert status == 400
+    assert _refusal(head, body)["code"] == "invalid_request"
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
+
+
 async def test_a_head_past_the_bound_read_whole_is_431_too(port: int) -> None:
     """However the head is split into reads: in one write of 100 KiB, the server may read it in
     one go and parse it whole before counting anything."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(request(b"x-big: " + b"a" * (100 * 1024) + b"\r\n", body=b"{}"))
-    status, body = await _response(reader)
+    status, head, body = await response(reader)
     assert status == 431
-    assert json.loads(body)["error"]["code"] == "headers_too_large"
+    assert _refusal(head, body)["code"] == "headers_too_large"
     assert await asyncio.wait_for(reader.read(), 10) == b""
     writer.close()
 
@@ -130,9 +169,9 @@ async def test_a_head_that_does_not_arrive_in_time_is_408(quick_port: int, pace:
                 await writer.drain()
 
     dribbling = asyncio.create_task(dribble())
-    status, body = await _response(reader)
+    status, head, body = await response(reader)
     assert status == 408
-    assert json.loads(body)["error"]["code"] == "request_timeout"
+    assert _refusal(head, body)["code"] == "request_timeout"
     assert 0.5 <= time.monotonic() - started < 0.5 + 1.5
     assert await asyncio.wait_for(reader.read(), 10) == b""
     dribbling.cancel()

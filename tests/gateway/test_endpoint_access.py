@@ -34,6 +34,24 @@ async def test_no_valid_key_is_401_with_json_rpc_40100(
     assert r.json()["error"]["data"] == {"class": "unauthenticated"}
 
 
+async def test_a_repeated_authorization_header_is_401_even_with_the_agents_key_first(
+    client: httpx2.AsyncClient, deployed: Deployed
+) -> None:
+    """The agents' endpoint reads the key as every route does: two ``Authorization`` headers
+    (or two ``x-api-key``) are ambiguous and refused, whichever comes first."""
+    agent = deployed.headers["authorization"]
+    for name, first, second in (
+        ("authorization", agent, "Bearer hub_garbage"),
+        ("authorization", agent, agent),
+        ("x-api-key", agent.removeprefix("Bearer "), "garbage"),
+    ):
+        r = await client.post(
+            deployed.url, json=rpc_message("tools/list"), headers=[(name, first), (name, second)]
+        )
+        assert r.status_code == 401, r.text
+        assert r.json()["error"]["code"] == 40100
+
+
 async def test_someone_who_is_not_the_agent_is_403_admins_included(
     client: httpx2.AsyncClient, database: Database, deployed: Deployed
 ) -> None:

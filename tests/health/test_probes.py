@@ -26,6 +26,14 @@ async def test_healthz_and_readyz(client: httpx2.AsyncClient) -> None:
     assert ready.json() == {"data": {"status": "ready"}}
 
 
+async def test_a_load_balancer_may_probe_with_head(client: httpx2.AsyncClient) -> None:
+    """``HEAD`` gets ``GET``'s status on both probes (it was a 405)."""
+    for path in ("/healthz", "/readyz"):
+        response = await client.head(path)
+        assert response.status_code == 200, path
+        assert response.headers["x-request-id"]
+
+
 async def test_readyz_503_when_database_unreachable() -> None:
     url = "postgresql+asyncpg://nobody@127.0.0.1:1/none"
     app: FastAPI = create_app(make_settings(url), database=Database.from_url(url))
@@ -39,6 +47,7 @@ async def test_readyz_503_when_database_unreachable() -> None:
         error = response.json()["error"]
         assert error["code"] == "service_unavailable"
         assert error["message"] == "database unreachable"
+        assert (await client.head("/readyz")).status_code == 503
         assert (await client.get("/healthz")).status_code == 200
         scrape = await client.get("/metrics")  # the state gauges cannot be read; the rest can
         assert scrape.status_code == 200

@@ -84,6 +84,11 @@ async def test_listen_refuses_without_the_token_and_foreign_host_or_origin(
                     running.url, json=INIT, headers={**ACCEPT, "authorization": "Bearer nope"}
                 )
                 assert wrong.status_code == 401
+                token = f"Bearer {running.token}"
+                for pair in (["Bearer nope", token], [token, "Bearer nope"], [token, token]):
+                    twice = [*ACCEPT.items(), *(("authorization", v) for v in pair)]
+                    ambiguous = await http.post(running.url, json=INIT, headers=twice)
+                    assert ambiguous.status_code == 401, pair
                 big = {**ACCEPT, "x-big": "a" * MAX_REQUEST_HEAD_BYTES}  # read before the token
                 huge = await http.post(running.url, json=INIT, headers=big)
                 assert huge.status_code == 431
