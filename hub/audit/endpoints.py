@@ -37,7 +37,7 @@ from hub.authz.throttle import rest_router
 from hub.core.db import Database
 from hub.core.deps import DatabaseDep, SessionDep
 from hub.core.errors import BadRequest
-from hub.core.pagination import PageParamsDep
+from hub.core.pagination import PageParams, PageParamsDep, newest_first_of
 from hub.core.schemas import Envelope, ListEnvelope, UtcDatetime
 from hub.core.tenancy import TenantId
 
@@ -94,7 +94,17 @@ class ListOrder(StrEnum):
     newest = "newest"
 
 
-OrderDep = Annotated[ListOrder, Query(description="oldest (default) or newest first")]
+OrderDep = Annotated[
+    ListOrder | None,
+    Query(
+        description="oldest or newest first; without it, a cursor's own order (else oldest). "
+        "A cursor sent with the other order is 400."
+    ),
+]
+
+
+def _newest(order: ListOrder | None, page: PageParams) -> bool:
+    return newest_first_of(None if order is None else order is ListOrder.newest, page)
 
 
 _HASH = "^[0-9a-f]{64}$"
@@ -162,10 +172,10 @@ async def list_audit(
     page: PageParamsDep,
     filters: FiltersDep,
     access: AuditReader,
-    order: OrderDep = ListOrder.oldest,
+    order: OrderDep = None,
 ) -> ListEnvelope[AuditEventRead]:
     """List the tenant's audit events, oldest first (``order=newest``: newest first)."""
-    newest = order is ListOrder.newest
+    newest = _newest(order, page)
     result = await service.list_events(
         session, access.tenant_id, filters, page, newest_first=newest
     )
@@ -193,10 +203,10 @@ async def list_platform_audit(
     page: PageParamsDep,
     filters: FiltersDep,
     caller: PlatformAdminDep,
-    order: OrderDep = ListOrder.oldest,
+    order: OrderDep = None,
 ) -> ListEnvelope[AuditEventRead]:
     """List the platform's own audit events (no tenant), oldest first (or ``order=newest``)."""
-    newest = order is ListOrder.newest
+    newest = _newest(order, page)
     result = await service.list_events(session, None, filters, page, newest_first=newest)
     return ListEnvelope.of(result, AuditEventRead)
 

@@ -10,7 +10,7 @@ from hub.auth.caller import TenantAccess
 from hub.authz.deps import authorize
 from hub.authz.throttle import rest_router
 from hub.catalogs import service
-from hub.catalogs.schemas import CatalogDiffRead, CatalogRead, CatalogSummary
+from hub.catalogs.schemas import CatalogDiffRead, CatalogRead, CatalogSummary, SnapshotCreate
 from hub.core.deps import DatabaseDep, SessionDep
 from hub.core.errors import NotFound
 from hub.core.openapi import DISCOVERY_FAILED
@@ -19,6 +19,10 @@ from hub.core.schemas import Envelope, ListEnvelope
 from hub.upstream.deps import UpstreamDep
 
 router = rest_router(prefix="/tenants/{t}/servers/{handle}/catalogs", tags=["catalogs"])
+
+
+#: the path word for a server's newest catalog version (``…/catalogs/latest``, ``…/latest/diff``)
+LATEST = "latest"
 
 
 def _version(value: str) -> int:
@@ -44,9 +48,10 @@ async def create_snapshot(
     session: SessionDep,
     ctx: UpstreamDep,
     access: Annotated[TenantAccess, authorize("catalog", "write", item="handle", limit="snapshot")],
+    body: SnapshotCreate | None = None,
 ) -> Envelope[CatalogRead]:
     """Discover the server and snapshot its tools: 201 with a new version, or 200 with the
-    latest when nothing changed since it."""
+    latest when nothing changed since it. The body is empty or ``{}``."""
     catalog, created = await service.snapshot(db, session, ctx, access, handle)
     if not created:
         response.status_code = 200
@@ -99,7 +104,9 @@ async def diff_catalog(
     access: Annotated[TenantAccess, authorize("catalog", "read", item="handle")],
     from_: Annotated[int, Query(alias="from", ge=1, lt=2**31)],
 ) -> Envelope[CatalogDiffRead]:
-    """Tools added, removed and changed between two versions; each changed tool names its
-    differing fields with their values ``before`` (version ``from``) and ``after``."""
-    diff = await service.diff_catalogs(session, access, handle, _version(version), from_)
+    """Tools added, removed and changed between two versions (``latest`` names the newest, as
+    in ``…/catalogs/latest``); each changed tool names its differing fields with their values
+    ``before`` (version ``from``) and ``after``."""
+    to = None if version == LATEST else _version(version)
+    diff = await service.diff_catalogs(session, access, handle, to, from_)
     return Envelope(data=diff)

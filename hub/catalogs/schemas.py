@@ -8,7 +8,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CatalogDiffRead", "CatalogRead", "CatalogSummary", "ChangedTool"]
+from hub.core.schemas import RequestModel
+
+__all__ = ["CatalogDiffRead", "CatalogRead", "CatalogSummary", "ChangedTool", "SnapshotCreate"]
+
+
+class SnapshotCreate(RequestModel):
+    """A snapshot takes no options: no body, or ``{}`` (what ``hub catalogs snapshot`` sends).
+    Any field is refused like an unknown field of any other body, not silently ignored."""
 
 
 class CatalogSummary(BaseModel):

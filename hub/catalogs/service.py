@@ -136,9 +136,18 @@ async def get_catalog_by_id(
 
 
 async def diff_catalogs(
-    session: AsyncSession, access: TenantAccess, handle: str, version: int, from_version: int
+    session: AsyncSession,
+    access: TenantAccess,
+    handle: str,
+    version: int | None,
+    from_version: int,
 ) -> CatalogDiffRead:
-    new = await get_catalog(session, access.tenant_id, handle, version)
+    """The diff from ``from_version`` to ``version`` (None: the latest, as ``…/latest``)."""
+    if version is None:
+        new = await get_latest_catalog(session, access.tenant_id, handle)
+        version = new.version
+    else:
+        new = await get_catalog(session, access.tenant_id, handle, version)
     old = await get_catalog(session, access.tenant_id, handle, from_version)
     diff = diff_tools(old.tools, new.tools)
     return CatalogDiffRead(

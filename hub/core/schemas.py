@@ -5,7 +5,9 @@
   backend can encode it), numbers that are not finite, and bodies nested more than
   :data:`MAX_BODY_DEPTH` levels.
 - :data:`UtcDatetime` is an aware datetime that must exist in UTC between the years 1 and 9999
-  (``9999-12-31T23:59:59-23:59`` does not) and is normalised to UTC on the way in.
+  (``9999-12-31T23:59:59-23:59`` does not) and is normalised to UTC on the way in. It is an ISO
+  8601 text, never a number: pydantic would read ``1893456000`` as seconds since 1970 and
+  ``99999999999`` as milliseconds, a meaning the schema (``format: date-time``) does not give.
 - :class:`Envelope` and :class:`ListEnvelope` are the success bodies of DESIGN §4
   (``{"data": …}`` and ``{"data": […], "next_cursor": …}``); endpoints declare them as their
   response models, so OpenAPI documents every 2xx body with its ``*Read`` schema.
@@ -19,7 +21,14 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, model_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    model_validator,
+)
 
 from hub.core.pagination import Page
 
@@ -98,7 +107,19 @@ def _in_utc(value: datetime) -> datetime:
         raise ValueError("the time must fall between the years 1 and 9999 in UTC") from None
 
 
-UtcDatetime = Annotated[AwareDatetime, AfterValidator(_in_utc)]
+#: a number, as text too (``"1893456000"``, ``"1.8e9"``): what pydantic reads as a Unix time
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _not_a_number(value: Any) -> Any:
+    if isinstance(value, int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):
+        raise ValueError(
+            "a time is an ISO 8601 date-time with its offset (2030-01-01T00:00:00Z), not a number"
+        )
+    return value
+
+
+UtcDatetime = Annotated[AwareDatetime, BeforeValidator(_not_a_number), AfterValidator(_in_utc)]
 
 
 class Envelope(BaseModel, Generic[T]):

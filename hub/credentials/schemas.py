@@ -6,8 +6,17 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
+from hub.core.names import Name
 from hub.core.schemas import RequestModel, UtcDatetime
 
 __all__ = [
@@ -46,7 +55,7 @@ def _check_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
 class CredentialCreate(RequestModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
-    name: str = Field(min_length=1, max_length=200)
+    name: Name
     type: CredentialType = Field(
         description="api_key or oauth_token: sent upstream as a bearer; secret: never sent"
     )
@@ -62,13 +71,13 @@ class CredentialCreate(RequestModel):
 class CredentialUpdate(RequestModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: Name | None = None
     secret: SecretStr | None = Field(default=None, max_length=MAX_SECRET)
     api_base_url: str | None = Field(default=None, max_length=2048)
     status: Literal["active", "error", "revoked"] | None = None
     expires_at: UtcDatetime | None = None
     metadata: dict[str, Any] | None = None
-    version: int | None = Field(default=None, ge=1)
+    version: StrictInt | None = Field(default=None, ge=1)
 
     _metadata = field_validator("metadata")(_check_metadata)
 

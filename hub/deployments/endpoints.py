@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import uuid
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Header, Request, Response
+from fastapi import Depends, Header, Query, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import TenantAccess
@@ -16,6 +18,7 @@ from hub.core.components import components_of
 from hub.core.db import preliminary_reads
 from hub.core.deps import SessionDep
 from hub.core.errors import NotFound, PreconditionFailed
+from hub.core.openapi import ETAG_HEADER
 from hub.core.pagination import PageParamsDep
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, ListEnvelope
@@ -80,6 +83,34 @@ async def bundle_access(
     return access
 
 
+@dataclass(frozen=True)
+class Listing:
+    """Who lists, and the agent whose deployments it asked for (None: every agent's)."""
+
+    access: TenantAccess
+    agent_id: uuid.UUID | None
+
+
+AgentFilter = Annotated[
+    uuid.UUID | None,
+    Query(
+        description="Only this agent's deployments (an agent lists its own with its id and no "
+        "grant; any other id needs deployment:* read, and an id of no agent lists none)"
+    ),
+]
+
+
+async def list_access(
+    request: Request, access: TenantAccessDep, session: SessionDep, agent_id: AgentFilter = None
+) -> Listing:
+    """The built-in self rule (DESIGN §8): an agent lists its own deployments
+    (``?agent_id=<self>``) with no grant; any other listing needs ``deployment:*`` read."""
+    caller = access.caller
+    if not (caller.kind == "agent" and agent_id == caller.principal_id):
+        await require(request, session, access, "deployment:*", "read")
+    return Listing(access, agent_id)
+
+
 @router.post("", status_code=201, name="deployment.create")
 async def create_deployment(
     body: DeploymentCreate,
@@ -95,17 +126,22 @@ async def create_deployment(
 async def list_deployments(
     session: SessionDep,
     page: PageParamsDep,
-    access: Annotated[TenantAccess, authorize("deployment", "read")],
+    listing: Annotated[Listing, Depends(list_access)],
 ) -> ListEnvelope[DeploymentRead]:
-    """List deployments."""
-    result = await service.list_deployments(session, access, page)
+    """List deployments, or one agent's (``agent_id``; its own: no grant needed)."""
+    access = listing.access
+    result = await service.list_deployments(session, access, page, agent_id=listing.agent_id)
     entries = await service.resolved_entries(session, access.tenant_id, list(result.items))
     return ListEnvelope.of(
         result, DeploymentRead, lambda d: service.deployment_read(d, entries[d.id])
     )
 
 
-@router.get("/{d}", name="deployment.get")
+@router.get(
+    "/{d}",
+    name="deployment.get",
+    responses={200: {"description": "The deployment", "headers": ETAG_HEADER}},
+)
 async def get_deployment(
     d: str,
     session: SessionDep,
@@ -119,7 +155,11 @@ async def get_deployment(
     return found
 
 
-@router.patch("/{d}", name="deployment.update")
+@router.patch(
+    "/{d}",
+    name="deployment.update",
+    responses={200: {"description": "The deployment as updated", "headers": ETAG_HEADER}},
+)
 async def update_deployment(
     d: str,
     body: DeploymentUpdate,
@@ -165,8 +205,8 @@ def _bundle_headers(etag: str) -> dict[str, str]:
     name="deployment.bundle",
     response_class=Response,
     responses={
-        200: {"description": "The bundle", "model": Envelope[BundleRead]},
-        304: {"description": "Unchanged"},
+        200: {"description": "The bundle", "model": Envelope[BundleRead], "headers": ETAG_HEADER},
+        304: {"description": "Unchanged", "headers": ETAG_HEADER},
     },
 )
 async def get_bundle(

@@ -87,11 +87,16 @@ async def get_deployment(
 
 
 async def list_deployments(
-    session: AsyncSession, tenant_id: TenantId, params: PageParams
+    session: AsyncSession,
+    tenant_id: TenantId,
+    params: PageParams,
+    *,
+    agent_id: uuid.UUID | None = None,
 ) -> Page[Deployment]:
-    return await fetch_page(
-        session, scoped(Deployment, tenant_id), params, order=(Deployment.created_at, Deployment.id)
-    )
+    query = scoped(Deployment, tenant_id)
+    if agent_id is not None:
+        query = query.where(Deployment.agent_id == agent_id)
+    return await fetch_page(session, query, params, order=(Deployment.created_at, Deployment.id))
 
 
 async def entries_of(

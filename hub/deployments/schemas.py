@@ -6,8 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
+from hub.core.names import Name
 from hub.core.schemas import RequestModel
 from hub.servers.schemas import HANDLE_PATTERN
 
@@ -27,7 +28,7 @@ MAX_ENTRIES = 100
 
 class EntryIn(RequestModel):
     server: str = Field(pattern=HANDLE_PATTERN, description="server handle")
-    catalog_version: int = Field(ge=1, lt=2**31)
+    catalog_version: StrictInt = Field(ge=1, lt=2**31)
     allow_without_ask: list[str] = Field(default_factory=list, max_length=10_000)
     arguments: Literal["strict", "schema"] = Field(
         default="strict",
@@ -48,7 +49,7 @@ class EntryIn(RequestModel):
 
 class DeploymentCreate(RequestModel):
     agent_id: uuid.UUID
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: Name | None = None
     sidecar_id: uuid.UUID | None = Field(
         default=None, description="the service principal that may lease direct-mode credentials"
     )
@@ -56,7 +57,7 @@ class DeploymentCreate(RequestModel):
 
 
 class DeploymentUpdate(RequestModel):
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: Name | None = None
     sidecar_id: uuid.UUID | None = None
     entries: list[EntryIn] | None = Field(default=None, max_length=MAX_ENTRIES)
 

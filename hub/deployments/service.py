@@ -219,9 +219,13 @@ async def get_deployment_or_none(
 
 
 async def list_deployments(
-    session: AsyncSession, access: TenantAccess, params: PageParams
+    session: AsyncSession,
+    access: TenantAccess,
+    params: PageParams,
+    *,
+    agent_id: uuid.UUID | None = None,
 ) -> Page[Deployment]:
-    return await repository.list_deployments(session, access.tenant_id, params)
+    return await repository.list_deployments(session, access.tenant_id, params, agent_id=agent_id)
 
 
 async def update_deployment(

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Request
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, StrictFloat, model_validator
 
 from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
@@ -123,7 +123,7 @@ class OutcomeCreate(RequestModel):
     outcome: Literal["success", "failed"]
     error_class: str | None = Field(default=None, alias="class", max_length=64)
     reason: str | None = Field(default=None, max_length=64)
-    upstream_ms: float | None = Field(default=None, ge=0, le=86_400_000)
+    upstream_ms: StrictFloat | None = Field(default=None, ge=0, le=86_400_000)
 
 
 class OutcomeRead(BaseModel):

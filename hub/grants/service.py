@@ -147,6 +147,9 @@ def _validated(data: GrantCreate) -> str:
         parse_conditions(data.conditions)
     except PolicyError as exc:
         raise BadRequest(str(exc)) from None
+    # a grant expired at creation would never apply (and a key's past expiry is refused alike)
+    if data.expires_at is not None and data.expires_at <= clock.now():
+        raise BadRequest("expires_at must be in the future")
     return resource
 
 

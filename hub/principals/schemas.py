@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hub.core.names import Name
 from hub.core.schemas import RequestModel, UtcDatetime
 from hub.grants.schemas import GrantRead
 
@@ -29,12 +30,12 @@ Role = Literal["tenant_admin", "operator", "deployer", "agent"]
 
 class PrincipalCreate(RequestModel):
     kind: Kind
-    name: str = Field(min_length=1, max_length=200)
+    name: Name
     role: Role | None = None
 
 
 class PrincipalUpdate(RequestModel):
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: Name | None = None
 
 
 class PrincipalRead(BaseModel):

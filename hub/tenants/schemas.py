@@ -15,14 +15,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from hub.core.paths import SLUG_PATTERN, slug_problem
 from hub.core.schemas import RequestModel
 
-__all__ = ["SLUG_PATTERN", "TenantCreate", "TenantRead", "TenantUpdate"]
+__all__ = ["RESERVED_SLUGS", "SLUG_PATTERN", "TenantCreate", "TenantRead", "TenantUpdate"]
 
 _SLUG_DESCRIPTION = "lowercase letters, digits and '-'; never UUID-shaped"
+
+
+#: Slugs that already name something else where tenants are listed by slug: ``platform`` labels
+#: the platform's audit chain next to the tenants' (``hub audit verify --local``). No path word
+#: collides (no route has a literal where ``{t}`` is). Only creating or renaming is refused.
+RESERVED_SLUGS = frozenset({"platform"})
 
 
 def _check_slug(value: str | None) -> str | None:
     if value is not None:
         problem = slug_problem(value)
+        if problem is None and value in RESERVED_SLUGS:
+            problem = f"slug {value!r} is reserved (it names the platform's own audit chain)"
         if problem is not None:
             raise ValueError(problem)
     return value

@@ -78,6 +78,27 @@ async def test_newest_first_pages_backwards_through_the_same_rows(
     assert refused.status_code == 400, refused.text
 
 
+async def test_a_cursor_continues_in_its_own_order(
+    client: httpx2.AsyncClient, team: TenantAdmin
+) -> None:
+    """The walk's case: a newest-first cursor sent without ``order`` went on oldest first and
+    repeated rows already seen. Without ``order`` it keeps its own; with the other, 400."""
+    url = team.url("audit")
+    first = (await _get(client, url, team.admin, order="newest", limit="1")).json()
+    assert [e["seq"] for e in first["data"]] == [3]
+    cursor = first["next_cursor"]
+    same = await _get(client, url, team.admin, cursor=cursor, limit="1")
+    assert [e["seq"] for e in same.json()["data"]] == [2]
+    contrary = await _get(client, url, team.admin, order="oldest", cursor=cursor)
+    assert contrary.status_code == 400, contrary.text
+    assert "newest first" in contrary.json()["error"]["message"]
+    oldest = (await _get(client, url, team.admin, limit="1")).json()["next_cursor"]
+    backwards = await _get(client, url, team.admin, order="newest", cursor=oldest)
+    assert backwards.status_code == 400, backwards.text
+    onwards = await _get(client, url, team.admin, cursor=oldest)
+    assert [e["seq"] for e in onwards.json()["data"]] == [2, 3]
+
+
 async def test_filters_and_cursor(
     client: httpx2.AsyncClient, database: Database, team: TenantAdmin
 ) -> None:

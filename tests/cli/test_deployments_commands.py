@@ -91,6 +91,9 @@ async def test_update_renames_replaces_and_removes(
         assert made["name"] == "support"
         assert made["entries"][0]["allow_without_ask"] == ["add"]
         assert made["entries"][0]["catalog_version"] == 1
+        for agent, count in (("bot", 1), ("owner", 0)):
+            listed = await hub.ok("deployments", "list", "--agent", agent, "--json", *OWNER)
+            assert len(listed.json()) == count, listed.stdout
         older = await hub.ok("deployments", "update", "support", "--server", "peer@1", *OWNER)
         assert older.stdout.strip().endswith("updated: peer@1")
         for args, words in [

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import httpx2
 import pytest
+from fastapi import FastAPI
 
 from hub.core.db import Database
 from hub.deployments.wirenames import WIRE_NAME
@@ -202,6 +203,83 @@ async def test_agent_needs_a_grant_to_read_its_own_deployment(
     assert (await client.get(url, headers=world.agent.headers)).status_code == 403
 
 
+# ---------------------------------------------------------------- listing one agent's deployments
+async def _listed(
+    client: httpx2.AsyncClient, w: World, who: Actor, **params: str
+) -> httpx2.Response:
+    return await client.get(w.deployments(), params=params, headers=who.headers)
+
+
+def _ids(response: httpx2.Response) -> set[str]:
+    assert response.status_code == 200, response.text
+    return {d["id"] for d in response.json()["data"]}
+
+
+async def test_agent_id_filters_the_list(
+    client: httpx2.AsyncClient, world: World, deployed: str
+) -> None:
+    other = await client.post(
+        world.deployments(),
+        json={"agent_id": str(world.other.principal_id), "entries": [ENTRY]},
+        headers=world.admin.headers,
+    )
+    assert other.status_code == 201, other.text
+    mine = str(world.agent.principal_id)
+    assert _ids(await _listed(client, world, world.admin, agent_id=mine)) == {deployed}
+    everyone = _ids(await _listed(client, world, world.admin))
+    assert everyone == {deployed, other.json()["data"]["id"]}
+
+
+async def test_agent_id_of_no_agent_lists_none(
+    client: httpx2.AsyncClient, world: World, deployed: str, stranger: Actor
+) -> None:
+    # an unknown id, or another tenant's agent, filters to nothing (as other list filters do)
+    for agent_id in (uuid.uuid4(), stranger.principal_id):
+        listed = await _listed(client, world, world.admin, agent_id=str(agent_id))
+        assert _ids(listed) == set()
+
+
+async def test_agent_id_not_a_uuid_is_400(client: httpx2.AsyncClient, world: World) -> None:
+    listed = await _listed(client, world, world.admin, agent_id="not-a-uuid")
+    assert listed.status_code == 400, listed.text
+
+
+async def test_agent_lists_its_own_deployments_with_no_grant(
+    client: httpx2.AsyncClient, world: World, deployed: str
+) -> None:
+    mine = str(world.agent.principal_id)
+    assert _ids(await _listed(client, world, world.agent, agent_id=mine)) == {deployed}
+    none = await _listed(client, world, world.other, agent_id=str(world.other.principal_id))
+    assert _ids(none) == set()
+
+
+async def test_agent_own_list_pages_with_a_cursor(
+    client: httpx2.AsyncClient, world: World, deployed: str
+) -> None:
+    second = (await deploy_to_agent(client, world, [ENTRY]))["id"]
+    mine = str(world.agent.principal_id)
+    first = await _listed(client, world, world.agent, agent_id=mine, limit="1")
+    assert first.status_code == 200, first.text
+    cursor = first.json()["next_cursor"]
+    assert cursor is not None
+    rest = await _listed(client, world, world.agent, agent_id=mine, limit="1", cursor=cursor)
+    assert _ids(first) | _ids(rest) == {deployed, second}
+
+
+@pytest.mark.parametrize("named", ["other", "none"])
+async def test_agent_listing_other_than_its_own_is_403(
+    client: httpx2.AsyncClient, world: World, deployed: str, named: str
+) -> None:
+    params = {"agent_id": str(world.other.principal_id)} if named == "other" else {}
+    listed = await _listed(client, world, world.agent, **params)
+    assert listed.status_code == 403, listed.text
+
+
+def test_agent_id_is_declared_in_openapi(app: FastAPI) -> None:
+    operation = app.openapi()["paths"]["/tenants/{t}/deployments"]["get"]
+    assert "agent_id" in {p["name"] for p in operation["parameters"]}
+
+
 @pytest.fixture
 async def stranger(database: Database) -> Actor:
     """An agent of another tenant."""
@@ -254,6 +332,10 @@ def _to_agent(*entries: dict[str, object]) -> Body:
             lambda w: {"agent_id": "not-a-uuid", "entries": [ENTRY]}, 400, id="agent-not-a-uuid"
         ),
         pytest.param(_to_agent({**ENTRY, "catalog_version": 0}), 400, id="version-zero"),
+        # read as version 1 by a lax model: the schema says integer
+        pytest.param(_to_agent({**ENTRY, "catalog_version": True}), 400, id="version-true"),
+        pytest.param(_to_agent({**ENTRY, "catalog_version": "1"}), 400, id="version-text"),
+        pytest.param(_to_agent({**ENTRY, "catalog_version": 1.0}), 400, id="version-float"),
     ],
 )
 async def test_bad_body_is_a_clear_4xx(

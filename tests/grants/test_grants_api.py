@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 import httpx2
 import pytest
 from fastapi import FastAPI
 
 from hub.app import create_app
+from hub.core import clock
 from hub.core.db import Database
 from hub.core.settings import Settings
 from tests.support.factories import Actor, make_principal, make_tenant
@@ -164,6 +166,22 @@ async def test_bad_condition_is_400(
     body = story.allow("tool:*", conditions=conditions)
     response = await _grant(client, story.team.admin, story.team.tenant_id, **body)
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize("expires_at", ["2001-01-01T00:00:00Z", "now"])
+async def test_an_expiry_not_in_the_future_is_400_like_a_keys(
+    client: httpx2.AsyncClient, story: Story, expires_at: str
+) -> None:
+    # such a grant never applied, yet was answered 201 (a key's past expiry was already 400)
+    when = clock.now().isoformat() if expires_at == "now" else expires_at
+    body = story.allow("tool:*", expires_at=when)
+    response = await _grant(client, story.team.admin, story.team.tenant_id, **body)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["message"] == "expires_at must be in the future"
+    later = story.allow("tool:*", expires_at=(clock.now() + timedelta(hours=1)).isoformat())
+    assert (
+        await _grant(client, story.team.admin, story.team.tenant_id, **later)
+    ).status_code == 201
 
 
 async def test_principal_of_another_tenant_reads_404(

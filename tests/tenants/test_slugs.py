@@ -90,3 +90,23 @@ async def test_other_spellings_of_a_tenant_id_still_read_404(
     for spelling in [str(tenant.id).upper(), tenant.id.hex, f"{{{tenant.id}}}"]:
         response = await client.get(f"/tenants/{spelling}/principals", headers=admin.headers)
         assert response.status_code == 404, spelling
+
+
+async def test_the_slug_platform_is_reserved_at_create_and_rename(
+    client: httpx2.AsyncClient, database: Database
+) -> None:
+    # `hub audit verify --local` labels the platform's chain `platform`, next to the tenants'
+    # slugs: a tenant of that slug printed a second, indistinguishable `platform:` line
+    admin = await make_platform_admin(database)
+    created = await client.post(
+        "/tenants", json={"slug": "platform", "name": "X"}, headers=admin.headers
+    )
+    assert created.status_code == 400, created.text
+    assert "reserved" in created.json()["error"]["details"][0]["msg"]
+    await make_tenant(database, slug="plain")
+    renamed = await client.patch("/tenants/plain", json={"slug": "platform"}, headers=admin.headers)
+    assert renamed.status_code == 400, renamed.text
+    near = await client.post(
+        "/tenants", json={"slug": "platform-team", "name": "X"}, headers=admin.headers
+    )
+    assert near.status_code == 201, near.text

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from hub.cli.remote import resolve
-from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, remote
+from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, is_id, remote
 from hub.cli.remote.leases import warn_unleasable
 from hub.cli.remote.output import Column, fail
 from hub.cli.remote.profiles import DEFAULT_PROFILE
@@ -133,13 +133,29 @@ def _entries(
     return list(entries.values())
 
 
+AgentOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        metavar="AGENT",
+        help="Only this agent's deployments (name or id; an agent lists its own by its id).",
+    ),
+]
+
+
 @deployments_app.command("list")
 def list_deployments(
-    tenant: TenantOpt = None, profile: ProfileOpt = DEFAULT_PROFILE, as_json: JsonOpt = False
+    agent: AgentOpt = None,
+    tenant: TenantOpt = None,
+    profile: ProfileOpt = DEFAULT_PROFILE,
+    as_json: JsonOpt = False,
 ) -> None:
-    """List deployments."""
+    """List deployments (or one agent's)."""
     with remote(profile, as_json, tenant) as r:
-        r.out.table(r.client.list_all(r.path("deployments")), _columns(r))
+        params: dict[str, Any] = {}
+        if agent is not None:  # an id is sent as it is: an agent may not read principals
+            params["agent_id"] = agent if is_id(agent) else resolve.principal(r, agent)["id"]
+        r.out.table(r.client.list_all(r.path("deployments"), **params), _columns(r))
 
 
 @deployments_app.command("show")
