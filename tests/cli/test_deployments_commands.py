@@ -67,13 +67,27 @@ async def test_drift_then_re_pin_with_update(tmp_path: Path, sdk_peer: SdkPeerSt
         ) == ["tool:peer.echo", "1", "changed", "description"]
 
         await hub.ok("catalogs", "snapshot", "peer", *OWNER)
-        updated = (
-            await hub.ok("deployments", "update", "bot-peer", "--server", "peer", "--json", *OWNER)
-        ).json()
+        repinned = await hub.ok(
+            "deployments", "update", "bot-peer", "--server", "peer", "--json", *OWNER
+        )
+        updated = repinned.json()
+        # re-pinned; the tool rewritten upstream no longer skips ask (a red-team walk, stop 50:
+        # it was carried over, so the rewritten tool ran with no ask), and the command says so
         assert [(e["catalog_version"], e["allow_without_ask"]) for e in updated["entries"]] == [
-            (2, ["echo"])  # re-pinned; what skips ask is kept
+            (2, [])
         ]
+        assert "peer.echo changed or went between versions 1 and 2" in repinned.stderr
+        assert "--allow-without-ask peer.echo" in repinned.stderr
         assert (await _drift(hub))["tools"] == []  # the marks belonged to the old pin
+        renewed = await hub.ok(
+            "deployments", "update", "bot-peer", "--allow-without-ask", "peer.echo", "--json",
+            *OWNER,
+        )  # fmt: skip
+        assert renewed.json()["entries"][0]["allow_without_ask"] == ["echo"]
+        back = await hub.ok(  # unchanged between the pins: kept, and nothing said
+            "deployments", "update", "bot-peer", "--server", "peer@2", *OWNER
+        )
+        assert "changed or went" not in back.stderr
 
 
 @pytest.mark.slow

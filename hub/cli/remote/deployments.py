@@ -5,8 +5,10 @@ catalog version unless ``@VERSION`` names one; ``--allow-without-ask github.sear
 tool skip an ``ask`` (never a tool declaring ``destructiveHint``).
 
 ``hub deployments update D --server github`` re-pins that entry to the latest version (or
-``@VERSION``), keeping its other settings; a server not yet deployed is added, ``--remove-server``
-drops one, and ``--allow-without-ask`` replaces the list of the servers it names. The entries are
+``@VERSION``), keeping its other settings — but a tool whose definition changed between the two
+versions no longer skips ask unless named again with ``--allow-without-ask`` (the command says
+which); a server not yet deployed is added, ``--remove-server`` drops one, and
+``--allow-without-ask`` replaces the list of the servers it names. The entries are
 read, changed and written back whole (``PATCH`` replaces them); the others stay as they are.
 ``hub deployments drift D`` lists the tools whose live definition left their pin.
 
@@ -27,7 +29,7 @@ import typer
 from hub.cli.remote import resolve
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, is_id, remote
 from hub.cli.remote.leases import warn_unleasable
-from hub.cli.remote.output import Column, fail
+from hub.cli.remote.output import Column, fail, note
 from hub.cli.remote.profiles import DEFAULT_PROFILE
 
 __all__ = ["deployments_app"]
@@ -104,6 +106,30 @@ def _allow(entries: dict[str, dict[str, Any]], allow: list[str]) -> None:
         named.setdefault(handle, []).append(name)
     for handle, tools in named.items():
         entries[handle]["allow_without_ask"] = tools
+
+
+def _unchanged_skip_ask(r: Remote, entry: dict[str, Any], pinned: int) -> dict[str, Any]:
+    """``entry`` re-pinned to ``pinned`` keeps skipping ask only for the tools whose definition
+    did not change (DESIGN §8: a changed tool's ``allow_without_ask`` stops applying until
+    renewed); the others are named, with the flag that renews them. A red-team walk (stop 50):
+    a re-pin carried the list over, so a tool rewritten upstream ran with no ask."""
+    skipping: list[str] = entry.get("allow_without_ask") or []
+    old = entry.get("catalog_version")
+    if not skipping or old is None or old == pinned:
+        return entry
+    handle = entry["server"]
+    diff = r.client.get(
+        r.path("servers", handle, "catalogs", str(pinned), "diff"), **{"from": str(old)}
+    )
+    gone = set(diff["removed"]) | {tool["name"] for tool in diff["changed"]}
+    dropped = [name for name in skipping if name in gone]
+    if dropped:
+        tools = " ".join(f"--allow-without-ask {handle}.{name}" for name in dropped)
+        note(
+            f"{', '.join(f'{handle}.{name}' for name in dropped)} changed or went between "
+            f"versions {old} and {pinned}: it asks again (to skip ask still: {tools})"
+        )
+    return {**entry, "allow_without_ask": [name for name in skipping if name not in gone]}
 
 
 def _settings(entries: dict[str, dict[str, Any]], settings: list[str]) -> None:
@@ -286,9 +312,12 @@ def update_deployment(
             for handle in remove_server or []:
                 if entries.pop(handle, None) is None:
                     fail(f"--remove-server {handle}: the deployment has no such server")
+            renewed = {tool.partition(".")[0] for tool in allow_without_ask or []}
             for spec in server or []:
                 handle, pinned = _pin(r, spec)
                 kept = entries.get(handle, {"server": handle, "allow_without_ask": []})
+                if handle not in renewed:
+                    kept = _unchanged_skip_ask(r, kept, pinned)
                 entries[handle] = {**kept, "catalog_version": pinned}
             _allow(entries, allow_without_ask or [])
             _settings(entries, set_ or [])
