@@ -162,8 +162,12 @@ async def _starlette_error(request: Request, exc: Exception) -> JSONResponse:
         headers = {"allow": allow}
     if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
         message = NOT_UTF8  # FastAPI's parse of a body that is not UTF-8 (hub.core.body_encoding)
+    # a body over the bound names the bound, as one refused by its Content-Length does
+    extra = {"max_bytes": limit} if (limit := getattr(exc, "max_bytes", None)) else {}
     return JSONResponse(
-        error_body(code, message, request_id_of(request)), exc.status_code, headers=headers
+        error_body(code, message, request_id_of(request), **extra),
+        exc.status_code,
+        headers=headers,
     )
 
 

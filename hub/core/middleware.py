@@ -103,7 +103,9 @@ class RequestEdgeMiddleware:
                 if is_mcp_request(scope):  # an MCP client reads JSON-RPC, not the REST body
                     await _send_json(edge_send, too_large_rpc(self.max_bytes), 413)
                 else:
-                    await _send_error(edge_send, PayloadTooLarge(), request_id, 413)
+                    await _send_error(
+                        edge_send, PayloadTooLarge(max_bytes=self.max_bytes), request_id, 413
+                    )
                 return
             await self.app(scope, self._counting(receive), edge_send)
         except ClientDisconnect:
@@ -137,7 +139,7 @@ class RequestEdgeMiddleware:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise BodyTooLarge()
+                    raise BodyTooLarge(limit)
             return message
 
         return counting_receive
@@ -177,8 +179,9 @@ class BodyTooLarge(StarletteHTTPException):
     """A body over the bound, found as it was read (one sent without ``Content-Length``): a
     413 for the REST handler, which the MCP endpoint answers in JSON-RPC itself."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int) -> None:
         super().__init__(413)
+        self.max_bytes = max_bytes
 
 
 def is_mcp_request(scope: Scope) -> bool:

@@ -17,7 +17,9 @@ For a tool of a direct-mode entry (with a credential), one call is:
    lease naming the refused secret's fingerprint, which the hub renews if it is still current;
    an upstream ``-32020`` has the hub re-list the server (:mod:`hub.sidecar.leased`).
 4. ``POST …/decisions/{id}/outcome``: the call's audit row, written by the hub — sent beside the
-   answer rather than before it (at exit, reports still in flight get ``REPORT_WAIT_S``).
+   answer rather than before it, one at a time, and sent again until the hub takes it or the
+   decision expires (:mod:`hub.sidecar.reports`; at exit, reports still pending get
+   ``REPORT_WAIT_S``, and each one left is logged at ERROR).
 
 The bundle names the era the hub last reached each direct-mode upstream in (its server row's),
 so a call does not probe for it; an upstream the hub never reached is probed on the first call,
@@ -33,6 +35,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -42,12 +45,14 @@ from typing import Any
 from hub import __version__
 from hub.egress import EgressConfig, Fetcher
 from hub.gateway.engine.engine import Gateway
+from hub.gateway.engine.errors import RATE_LIMITED, UNAUTHENTICATED
 from hub.gateway.engine.model import Effect, ToolEntry
 from hub.gateway.engine.ports import (
     ApprovalOutcome,
     CallRecord,
 )
 from hub.mcp import Era, McpClient, SessionKeeper
+from hub.mcp.server.messages import INVALID_REQUEST
 from hub.sidecar.asking import Asking
 from hub.sidecar.bundle import Bundle
 from hub.sidecar.config import SidecarConfig
@@ -55,6 +60,7 @@ from hub.sidecar.errors import HubRefused, HubUnreachable
 from hub.sidecar.hubclient import HubClient
 from hub.sidecar.leased import Lease, LeasedUpstream
 from hub.sidecar.relay import RelayError, unavailable
+from hub.sidecar.reports import OutcomeReports
 
 __all__ = ["DirectCalls", "Lease"]
 
@@ -96,6 +102,29 @@ def _egress(data: Mapping[str, Any], origin: str, call_timeout_s: float) -> Egre
         max_per_origin=hubs("max_per_origin", EgressConfig.max_per_origin),
         max_per_tenant_origin=hubs("max_per_tenant_origin", EgressConfig.max_per_tenant_origin),
     )
+
+
+def _refused_decision(refused: HubRefused) -> dict[str, Any]:
+    """The hub's refusal of a decision, as relay mode passes on the endpoint's refusal of the
+    same call (:class:`RelayError`); any other refusal fails the call closed (it did not run)."""
+    if refused.status == 401:  # the endpoint's 40100 (hub.gateway.endpoint)
+        raise RelayError(
+            UNAUTHENTICATED, "a valid API key is required", {"class": "unauthenticated"}
+        )
+    if refused.status == 413:  # the endpoint's -32600 (hub.core.middleware.too_large_rpc)
+        limit = refused.fields.get("max_bytes")
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            message = f"the request is larger than this hub accepts ({limit} bytes)"
+            raise RelayError(INVALID_REQUEST, message, {"max_bytes": limit})
+        raise RelayError(INVALID_REQUEST, "the request is larger than this hub accepts", {})
+    if refused.status == 429:  # the endpoint's 42900 (hub.gateway.host.tool_call_refusal)
+        retry = max(1, math.ceil(refused.retry_after_s or 1))
+        raise RelayError(
+            RATE_LIMITED,
+            f"Too many tool calls: try again in {retry} s",
+            {"class": "rate_limited", "retry_after_s": retry},
+        )
+    return unavailable(str(refused), reason="hub_refused")
 
 
 class _HubDecision:
@@ -145,7 +174,9 @@ class DirectCalls:
         self._lease_locks: dict[uuid.UUID, asyncio.Lock] = {}
         self.eras: dict[str, Era] = {}  # per upstream URL, once a call has found it out
         self.keeper = SessionKeeper(idle_s=SESSION_IDLE_S)  # shared by every lease's client
-        self._reports: set[asyncio.Task[None]] = set()
+        self.reports = OutcomeReports(
+            agent_hub, lambda d: f"{config.deployment_path}/decisions/{d}/outcome"
+        )
         self._closing: dict[asyncio.Task[None], Lease] = {}  # replaced leases, closed later
 
     def _close_later(self, lease: Lease) -> None:
@@ -161,8 +192,7 @@ class DirectCalls:
         task.add_done_callback(lambda done: self._closing.pop(done, None))
 
     async def aclose(self) -> None:
-        if self._reports:  # outcomes still on their way to the hub: a bounded wait
-            await asyncio.wait(self._reports, timeout=REPORT_WAIT_S)
+        await self.reports.aclose(REPORT_WAIT_S)  # outcomes still on their way: a bounded wait
         for task, replaced in list(self._closing.items()):  # at exit, replaced leases close now
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -252,9 +282,12 @@ class DirectCalls:
         body: dict[str, Any] = {"wire_name": name, "arguments": arguments}
         if asking is not None:
             body["url_elicitation"] = asking.for_decision()
+        decided_at = time.monotonic()
         try:
             decision = await self._agent.post(path, body)
-        except (HubRefused, HubUnreachable) as exc:
+        except HubRefused as refused:
+            return _refused_decision(refused)
+        except HubUnreachable as exc:  # the sidecar runs the call: without a decision it did not
             return unavailable(str(exc))
         error = decision.get("error")
         if isinstance(error, dict):
@@ -284,9 +317,7 @@ class DirectCalls:
                 max_result_bytes=int(cap) if cap else None,
             )
         finally:  # a call cancelled (its agent gone) is reported too: failed, reason cancelled
-            report = asyncio.create_task(self._report(decision_id, audit.kept))
-            self._reports.add(report)  # the answer need not wait for its audit row
-            report.add_done_callback(self._reports.discard)
+            self._report(decision_id, audit.kept, decided_at)  # the answer need not wait for it
         if outcome.failure is not None:
             failure = outcome.failure
             raise RelayError(failure.code, failure.message, dict(failure.data))
@@ -329,7 +360,7 @@ class DirectCalls:
         except (HubRefused, HubUnreachable) as exc:
             log.warning("sidecar: the insufficient_scope challenge was not recorded: %s", exc)
 
-    async def _report(self, decision_id: str, record: CallRecord | None) -> None:
+    def _report(self, decision_id: str, record: CallRecord | None, decided_at: float) -> None:
         if record is None:
             return
         body: dict[str, Any] = {
@@ -338,10 +369,4 @@ class DirectCalls:
             "reason": record.reason,
             "upstream_ms": record.upstream_ms,
         }
-        try:
-            await self._agent.post(
-                f"{self._config.deployment_path}/decisions/{decision_id}/outcome",
-                {k: v for k, v in body.items() if v is not None},
-            )
-        except (HubRefused, HubUnreachable) as exc:
-            log.warning("sidecar: the call's outcome was not recorded: %s", exc)
+        self.reports.add(decision_id, {k: v for k, v in body.items() if v is not None}, decided_at)

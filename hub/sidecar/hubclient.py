@@ -51,6 +51,37 @@ def _tls(ca_file: str | None) -> ssl.SSLContext | bool:
         raise HubUnreachable(f"--hub-ca {ca_file}: cannot load it ({type(exc).__name__})") from None
 
 
+def _tls_reason(exc: BaseException, ca_file: str | None) -> str | None:
+    """One line naming the TLS failure under a connect error (None when it was not TLS): the
+    certificate's verification and its cause, and what to give the sidecar."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            why = cause.verify_message or cause.reason or "rejected"
+            advice = (
+                "give the hub's CA with --hub-ca"
+                if ca_file is None
+                else f"is --hub-ca {ca_file} the hub's CA, and the URL's host its name?"
+            )
+            return f"TLS: certificate verify failed: {why} ({advice})"
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS: {cause.reason or type(cause).__name__}"
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _retry_after(response: httpx2.Response, error: dict[str, Any]) -> float | None:
+    """When a refusal says to try again: its body's ``retry_after_s``, else its
+    ``Retry-After`` in seconds (a date is not read: the caller's backoff applies)."""
+    found = error.get("retry_after_s")
+    if isinstance(found, int | float) and not isinstance(found, bool) and found >= 0:
+        return float(found)
+    header = response.headers.get("retry-after", "").strip()
+    return float(header) if header.isdigit() else None
+
+
 def _is_json(response: httpx2.Response) -> bool:
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     return kind == "application/json"
@@ -101,28 +132,43 @@ class HubClient:
         max_bytes: int,
     ) -> tuple[httpx2.Response, bytes]:
         where = self._config.hub
+        sent = False  # once the whole request is written, the hub may act on it
+
+        async def trace(event: str, _: dict[str, Any]) -> None:
+            nonlocal sent
+            if event.endswith("send_request_body.complete"):
+                sent = True
+
         try:
             with anyio.fail_after(deadline_s):
-                request = self._http.build_request(method, path, headers=headers, content=body)
+                request = self._http.build_request(
+                    method, path, headers=headers, content=body, extensions={"trace": trace}
+                )
                 response = await self._http.send(request, stream=True)
+                sent = True  # the hub answered (an in-process transport traces nothing)
                 try:
                     data = bytearray()
                     async for chunk in response.aiter_bytes():
                         data.extend(chunk)
                         if len(data) > max_bytes:
                             raise HubUnreachable(
-                                f"{where} answered with more than {max_bytes} bytes"
+                                f"{where} answered with more than {max_bytes} bytes", sent=True
                             )
                 finally:
                     await response.aclose()
         except TimeoutError:
-            raise HubUnreachable(f"{where} did not answer within {deadline_s:g} s") from None
-        except httpx2.ConnectError:
+            raise HubUnreachable(
+                f"{where} did not answer within {deadline_s:g} s", sent=sent
+            ) from None
+        except httpx2.ConnectError as exc:
+            tls = _tls_reason(exc, self._config.hub_ca)
+            if tls is not None:
+                raise HubUnreachable(f"{where}: {tls}", tls=True) from None
             raise HubUnreachable(f"cannot connect to {where}") from None
         except httpx2.TimeoutException:
-            raise HubUnreachable(f"{where} did not answer in time") from None
+            raise HubUnreachable(f"{where} did not answer in time", sent=sent) from None
         except httpx2.TransportError as exc:
-            raise HubUnreachable(f"{where}: {type(exc).__name__}") from None
+            raise HubUnreachable(f"{where}: {type(exc).__name__}", sent=sent) from None
         return response, bytes(data)
 
     async def bundle(self, etag: str | None) -> BundleFetch:
@@ -174,16 +220,19 @@ class HubClient:
         if response.status_code not in _RPC_STATUSES or not _is_json(response):
             raise HubUnreachable(
                 f"{self._config.hub} answered the call with HTTP {response.status_code} and no "
-                "JSON-RPC body"
+                "JSON-RPC body",
+                sent=True,
             )
         try:
             answer = _strict(body)
         except ValueError:
             raise HubUnreachable(
-                f"{self._config.hub} answered the call with malformed JSON"
+                f"{self._config.hub} answered the call with malformed JSON", sent=True
             ) from None
         if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
-            raise HubUnreachable(f"{self._config.hub} answered the call with no JSON-RPC object")
+            raise HubUnreachable(
+                f"{self._config.hub} answered the call with no JSON-RPC object", sent=True
+            )
         return answer
 
     async def get(self, path: str) -> dict[str, Any]:
@@ -213,23 +262,31 @@ class HubClient:
             max_bytes=MAX_ANSWER_BYTES,
         )
         if not _is_json(response):
-            raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON")
+            raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON", sent=True)
         try:
             answer = _strict(raw)
         except ValueError:
             raise HubUnreachable(
-                f"{self._config.hub} answered {path} with malformed JSON"
+                f"{self._config.hub} answered {path} with malformed JSON", sent=True
             ) from None
         if not isinstance(answer, dict):
-            raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON object")
+            raise HubUnreachable(
+                f"{self._config.hub} answered {path} with no JSON object", sent=True
+            )
         if 400 <= response.status_code < 500:
             found = answer.get("error")
             error: dict[str, Any] = found if isinstance(found, dict) else {}
             message = str(error.get("message") or "refused")[:300]
-            raise HubRefused(response.status_code, f"{message} (HTTP {response.status_code})")
+            fields = {k: v for k, v in error.items() if k not in ("code", "message", "request_id")}
+            raise HubRefused(
+                response.status_code,
+                f"{message} (HTTP {response.status_code})",
+                retry_after_s=_retry_after(response, error),
+                fields=fields,
+            )
         data = answer.get("data")
         if response.status_code != 200 or not isinstance(data, dict):
             raise HubUnreachable(
-                f"{self._config.hub} answered {path} with HTTP {response.status_code}"
+                f"{self._config.hub} answered {path} with HTTP {response.status_code}", sent=True
             )
         return data

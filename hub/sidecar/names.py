@@ -101,6 +101,8 @@ async def resolved(config: SidecarConfig) -> SidecarConfig:
         raise SidecarError(f"--deployment {name!r}: cannot look the name up: {exc}") from None
     except HubUnreachable as exc:
         known = _remembered(config).get(name)
+        if known is None and exc.tls:  # the hub's certificate is the problem, not the name
+            raise SidecarError(str(exc)) from None
         if known is None:
             raise SidecarError(
                 f"{exc}, and the deployment name {name!r} was never resolved here: "

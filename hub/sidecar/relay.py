@@ -5,8 +5,11 @@ The call is sent in the 2026-07-28 era (stateless, with the ``Mcp-Method``/``Mcp
 legacy-era agent then gets it shaped for its era by the engine's own function. The hub decides,
 validates, asks for approval, holds the secret and audits: the sidecar never sees a secret. A
 JSON-RPC error from the hub is passed on with its code, message and ``data`` (its class). A hub
-that cannot be reached (or answers with something that is not JSON-RPC) fails the call closed, as
-``isError`` with class ``unavailable``: the call did not run.
+that cannot be reached fails the call closed, as ``isError`` with class ``unavailable``: the call
+did not run (reason ``hub_unreachable``). A hub that had the whole request and then gave no
+usable answer (the deadline passed, the connection dropped, an answer that is not JSON-RPC) is
+``unavailable`` too, but the call may have run: the result says its outcome is unknown (reason
+``hub_no_answer``).
 """
 
 from __future__ import annotations
@@ -51,9 +54,15 @@ class RelayError(Exception):
         self.data = data
 
 
-def unavailable(why: str) -> dict[str, Any]:
+def unavailable(why: str, *, sent: bool = False, reason: str = "hub_unreachable") -> dict[str, Any]:
+    """The ``unavailable`` result of a call the hub did not answer: it did not run (``reason``:
+    ``hub_unreachable``, or ``hub_refused`` for a bundle the hub refused), or, once the request
+    was ``sent``, its outcome is unknown (``hub_no_answer``)."""
+    if sent:
+        text = f"unavailable: the call's outcome is unknown, it may have run ({why})"
+        return error_result("unavailable", text, reason="hub_no_answer")
     text = f"unavailable: the call did not run ({why})"
-    return error_result("unavailable", text, reason="hub_unreachable")
+    return error_result("unavailable", text, reason=reason)
 
 
 def _clean(result: dict[str, Any]) -> dict[str, Any]:
@@ -118,7 +127,7 @@ class Relay:
             answer = await self._hub.mcp(message, headers)
         except HubUnreachable as exc:
             log.warning("sidecar: relaying %s failed: %s", name[:64], exc)
-            return unavailable(str(exc))
+            return unavailable(str(exc), sent=exc.sent)
         error = answer.get("error")
         if isinstance(error, dict):
             code = error.get("code")
@@ -129,7 +138,7 @@ class Relay:
             )
         result = answer.get("result")
         if not isinstance(result, dict):
-            return unavailable("the hub's answer held no result")
+            return unavailable("the hub's answer held no result", sent=True)
         if asking is not None and is_input_required(result):
             return {k: v for k, v in result.items() if k != "_meta"} | _approval_meta(result)
         return _clean(result)

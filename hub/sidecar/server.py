@@ -180,17 +180,18 @@ class SidecarServer:
         problem = arguments_problem(params.arguments)
         if problem is not None:
             raise MCPError(PARSE_ERROR, problem)
+        legacy = _legacy(ctx)
         try:
             bundle = self._syncer.current()
-        except Stale as stale:
-            return unavailable(str(stale))
+        except Stale as stale:  # fails closed, shaped for the era as every other result
+            result = unavailable(str(stale), reason=stale.reason)
+            return for_legacy_result(result) if legacy else {"resultType": "complete", **result}
         tool = bundle.view.tools.get(name)
         arguments = params.arguments
 
         async def call(asking: Asking | None) -> dict[str, Any]:
             return await self._call_path(bundle, tool, name, arguments, asking)
 
-        legacy = _legacy(ctx)
         elicit = _elicitor(ctx) if legacy else None
         try:
             if elicit is not None:

@@ -11,34 +11,84 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import stat
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import anyio
+import mcp_types as types
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
-__all__ = ["serving_stdio"]
+__all__ = ["MAX_LINE", "Lines", "serving_stdio", "too_long"]
 
 MAX_LINE = 16 * 1024 * 1024
+log = logging.getLogger("hub.sidecar")
 
 
-class _Lines:
+def too_long(max_bytes: int) -> SessionMessage:
+    """The answer to a message longer than the sidecar reads: ``-32600`` with the bound in
+    ``data``, as the hub answers a body over its own (its id cannot be read: null)."""
+    message = f"the message is larger than this sidecar accepts ({max_bytes} bytes)"
+    error = types.ErrorData(code=-32600, message=message, data={"max_bytes": max_bytes})
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+
+
+class _Send(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+class Lines:
+    """stdin's lines, each at most ``MAX_LINE`` bytes: a longer one is skipped to its newline
+    and answered (:func:`too_long`, on ``answer`` once the SDK's write stream is there), and
+    the lines after it are read on."""
+
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
+        self.answer: _Send | None = None
 
-    def __aiter__(self) -> _Lines:
+    def __aiter__(self) -> Lines:
         return self
 
     async def __anext__(self) -> str:
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # EOF: the last line, if unterminated
+                line = end.partial
+            except asyncio.LimitOverrunError as over:
+                if not await self._skip(over.consumed):
+                    raise StopAsyncIteration from None
+                continue
+            except ConnectionError:  # a broken pipe: the end
+                raise StopAsyncIteration from None
+            if not line:
+                raise StopAsyncIteration
+            return line.decode("utf-8", errors="replace")
+
+    async def _skip(self, consumed: int) -> bool:
+        """Drop a line over ``MAX_LINE`` (``consumed`` bytes of it are buffered) through its
+        newline, and answer it; False when stdin ended first."""
+        log.error(
+            "sidecar: a message on stdin is longer than %d bytes; refused (-32600), reading on",
+            MAX_LINE,
+        )
         try:
-            line = await self._reader.readline()
-        except (ValueError, ConnectionError):  # a line past MAX_LINE, a broken pipe: the end
-            raise StopAsyncIteration from None
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+            while True:
+                await self._reader.readexactly(consumed)
+                try:
+                    await self._reader.readuntil(b"\n")
+                    break
+                except asyncio.LimitOverrunError as over:
+                    consumed = over.consumed
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return False
+        if self.answer is not None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self.answer.send(too_long(MAX_LINE))
+        return True
 
 
 class _Out:
@@ -85,7 +135,7 @@ async def serving_stdio() -> AsyncIterator[tuple[Any, Any]]:
                 lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(proto_in, "rb", 0)
             )
             closers.append(transport_in)
-            stdin = _Lines(reader)
+            stdin = Lines(reader)
         else:
             stdin = _Threaded(proto_in, "r").file
         if _pollable(proto_out):
@@ -99,6 +149,8 @@ async def serving_stdio() -> AsyncIterator[tuple[Any, Any]]:
         async with stdio_server(
             stdin=cast("anyio.AsyncFile[str]", stdin), stdout=cast("anyio.AsyncFile[str]", stdout)
         ) as streams:
+            if isinstance(stdin, Lines):
+                stdin.answer = streams[1]
             yield streams
     finally:
         for closer in closers:

@@ -32,7 +32,12 @@ log = logging.getLogger("hub.sidecar")
 
 
 class Stale(SidecarError):
-    """No bundle may be served just now; ``str`` says why."""
+    """No bundle may be served just now; ``str`` says why, ``reason`` is ``hub_refused`` (the
+    hub refused the bundle) or ``hub_unreachable`` (none yet, or too old)."""
+
+    def __init__(self, message: str, reason: str = "hub_unreachable") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class Syncer:
@@ -58,7 +63,7 @@ class Syncer:
     # --- what the server reads ----------------------------------------------------------------
     def current(self) -> Bundle:
         if self._refused is not None:
-            raise Stale(f"the hub refused the bundle: {self._refused}")
+            raise Stale(f"the hub refused the bundle: {self._refused}", "hub_refused")
         if self._bundle is None:
             raise Stale("no bundle yet")
         age = self._wall() - self._confirmed_at

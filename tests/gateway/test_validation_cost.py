@@ -29,7 +29,9 @@ from hub.gateway.engine.validation_cost import (
 )
 from tests.gateway.costly import RECURSIVE_ONE_OF, nested
 
-BOUND_S = 1.5
+#: one-sided and generous (a loaded two-core CI machine took 2.3 s once): the pairwise
+#: comparison it replaced took 14 s for 4,000 objects, and grows with the square of the count
+BOUND_S = 6.0
 _T = TypeVar("_T")
 
 
@@ -217,6 +219,6 @@ def test_counting_values_stops_at_the_limit() -> None:
     huge = [[0] * 1000] * 10_000  # ten million values, shared rows
     started = time.monotonic()
     assert more_values_than(huge, OFF_LOOP_VALUES)
-    assert time.monotonic() - started < BOUND_S
+    assert time.monotonic() - started < 1.5  # counting all ten million takes several seconds
     assert not more_values_than({"a": [1, {"b": None}]}, 5)  # 5 values
     assert more_values_than({"a": [1, {"b": None}]}, 4)

@@ -21,15 +21,16 @@ __all__ = ["direct_calls"]
 
 @asynccontextmanager
 async def direct_calls(
-    app: FastAPI, world: DirectDeployed, tmp_path: Path
+    app: FastAPI, world: DirectDeployed, tmp_path: Path, *, agent_key: str | None = None
 ) -> AsyncIterator[tuple[DirectCalls, Bundle]]:
-    """The deployment's direct-mode calls and its bundle, as a sidecar fetched it."""
+    """The deployment's direct-mode calls and its bundle, as a sidecar fetched it (its calls
+    made with ``agent_key`` when given, else the agent's key)."""
     deployed = world.deployed
     config = SidecarConfig.checked(
         hub="http://127.0.0.1:9",  # loopback, as --hub must be for http; reached in process
         tenant=str(world.setup.tenant_id),
         deployment=deployed.deployment_id,
-        agent_key=deployed.agent.key,
+        agent_key=agent_key or deployed.agent.key,
         mode="direct",
         sidecar_key=world.sidecar.key,
         cache_dir=tmp_path,
