@@ -78,15 +78,21 @@ async def test_a_server_refusing_new_connections_is_a_503_on_rest_and_mcp(tmp_pa
     finally:
         await admin.close()
     refused = make_url(url).set(username="hub_no_connections", password=None)
-    app = create_app(make_settings(refused.render_as_string(hide_password=False)))
+    await _both_503(refused.render_as_string(hide_password=False))
+
+
+async def _both_503(url: str) -> None:
+    """A REST read and an MCP request to a hub on ``url``: 503, and ``50300`` for MCP."""
+    app = create_app(make_settings(url))
     key, _ = generate_key()
     headers = {"authorization": f"Bearer {key}"}
+    tenant = uuid.uuid4()
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as http:
-            rest = await http.get(f"/tenants/{uuid.uuid4()}/servers/linear", headers=headers)
+            rest = await http.get(f"/tenants/{tenant}/servers/linear", headers=headers)
             mcp = await http.post(
-                f"/tenants/{uuid.uuid4()}/deployments/{uuid.uuid4()}/mcp",
+                f"/tenants/{tenant}/deployments/{uuid.uuid4()}/mcp",
                 json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                 headers={**headers, "accept": "application/json, text/event-stream"},
             )
@@ -126,21 +132,4 @@ def resetting_server() -> Iterator[int]:
 
 
 async def test_a_connection_reset_while_connecting_is_a_503(resetting_server: int) -> None:
-    url = f"postgresql+asyncpg://hub@127.0.0.1:{resetting_server}/hub"
-    app = create_app(make_settings(url))
-    key, _ = generate_key()
-    headers = {"authorization": f"Bearer {key}"}
-    tenant = uuid.uuid4()
-    async with app.router.lifespan_context(app):
-        transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as http:
-            rest = await http.get(f"/tenants/{tenant}/servers/linear", headers=headers)
-            mcp = await http.post(
-                f"/tenants/{tenant}/deployments/{uuid.uuid4()}/mcp",
-                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                headers={**headers, "accept": "application/json, text/event-stream"},
-            )
-    assert rest.status_code == 503, rest.text
-    assert rest.json()["error"]["code"] == "service_unavailable"
-    assert mcp.status_code == 503, mcp.text
-    assert mcp.json()["error"]["code"] == 50300
+    await _both_503(f"postgresql+asyncpg://hub@127.0.0.1:{resetting_server}/hub")

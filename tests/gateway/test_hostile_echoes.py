@@ -13,10 +13,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx2
 import pytest
@@ -35,8 +33,7 @@ from tests.gateway.outcomes import (
 from tests.gateway.support import Upstream, deploy, rpc
 from tests.peers.fixtures import HandmadePeerStarter
 from tests.peers.handmade_wire import RecordedRequest, Reply
-
-_T = TypeVar("_T")
+from tests.support.ticks import ticks_while
 
 HOSTILE_TOOL = {
     "name": "probe",
@@ -163,29 +160,6 @@ async def test_an_integer_past_a_double_is_refused(
     assert fine.get("isError") is not True  # 302 digits: still a double's range
 
 
-async def _ticks_while(work: Awaitable[_T]) -> tuple[_T, int]:
-    """``work``'s result, and how many times the event loop ran another task while it ran."""
-    ticks = 0
-    running = True
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.005)
-            if not running:
-                return
-            ticks += 1
-
-    ticking = asyncio.create_task(tick())
-    await asyncio.sleep(0)  # the ticker starts
-    try:
-        result = await work
-    finally:
-        running = False
-        await ticking
-    return result, ticks
-
-
 async def test_a_heavy_result_is_shaped_off_the_event_loop() -> None:
     """A hostile upstream's 3.6 MB of one-character strings held the loop 0.7 s a call while
     the hub redacted and fitted it (stop 50), every tenant's requests waiting. Shaped on the
@@ -194,7 +168,7 @@ async def test_a_heavy_result_is_shaped_off_the_event_loop() -> None:
     raw = {"content": [{"type": "text", "text": "x"}], "structuredContent": {"v": ["a"] * 900_000}}
     options: dict[str, Any] = {"max_bytes": 1 << 20, "has_schema": False, "legacy": False}
     assert heavy(raw)
-    shaped, ticks = await _ticks_while(shaped_result(raw, [CANARY], **options))
+    shaped, ticks = await ticks_while(shaped_result(raw, [CANARY], **options))
     assert ticks >= 5, ticks
     assert shaped == fit(Redactor([CANARY]).result(raw), 1 << 20, has_output_schema=False)
 
@@ -209,5 +183,5 @@ async def test_a_light_result_is_shaped_on_the_loop() -> None:
     assert not heavy(light)
     assert heavy({"content": [{"type": "text", "text": "x" * (32 * OFF_LOOP_WEIGHT)}]})
     assert heavy({"v": ["a"] * OFF_LOOP_WEIGHT})
-    _, ticks = await _ticks_while(shaped_result(light, [CANARY], **options))
+    _, ticks = await ticks_while(shaped_result(light, [CANARY], **options))
     assert ticks == 0

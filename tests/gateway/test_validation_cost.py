@@ -8,10 +8,8 @@ generous, for a check that takes milliseconds with it.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
@@ -28,11 +26,11 @@ from hub.gateway.engine.validation_cost import (
     more_values_than,
 )
 from tests.gateway.costly import RECURSIVE_ONE_OF, nested
+from tests.support.ticks import ticks_while
 
 #: one-sided and generous (a loaded two-core CI machine took 2.3 s once): the pairwise
 #: comparison it replaced took 14 s for 4,000 objects, and grows with the square of the count
 BOUND_S = 6.0
-_T = TypeVar("_T")
 
 
 def _unique(items_schema: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -160,29 +158,6 @@ def test_the_budget_counts_the_arguments_once_and_only_when_the_base_runs_out() 
     assert Budget(None).left == BASE_STEPS
 
 
-async def _ticks_while(work: Awaitable[_T]) -> tuple[_T, int]:
-    """``work``'s result, and how many times the event loop ran another task while it ran."""
-    ticks = 0
-    running = True
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.005)
-            if not running:
-                return
-            ticks += 1
-
-    ticking = asyncio.create_task(tick())
-    await asyncio.sleep(0)  # the ticker starts
-    try:
-        result = await work
-    finally:
-        running = False
-        await ticking
-    return result, ticks
-
-
 async def test_large_arguments_are_checked_off_the_event_loop() -> None:
     """A 2.3 MB array of integers took 4.2 s to check, the loop every tenant's requests share
     stalled for all of it (stop 44). Checked on the checking thread, the loop goes on: a task
@@ -194,13 +169,13 @@ async def test_large_arguments_are_checked_off_the_event_loop() -> None:
     validator = ArgumentValidator(schema, strict=True)
     xs: list[Any] = list(range(100_000))
     started = time.monotonic()
-    errors, ticks = await _ticks_while(validator.check({"xs": xs}))
+    errors, ticks = await ticks_while(validator.check({"xs": xs}))
     elapsed = time.monotonic() - started
     assert errors == []
     assert ticks >= 5, (ticks, elapsed)
     # the same answers as on the loop, errors and paths included
     xs[70_000] = "seventy thousand"
-    errors, _ = await _ticks_while(validator.check({"xs": xs, "extra": 1}))
+    errors, _ = await ticks_while(validator.check({"xs": xs, "extra": 1}))
     assert errors == validator.errors({"xs": xs, "extra": 1})
     assert [e.path for e in errors] == ["$.extra", "$.xs[70000]"]
 
@@ -209,7 +184,7 @@ async def test_small_arguments_are_checked_on_the_loop() -> None:
     """A check of a few values takes microseconds; a thread hop would cost more than it."""
     validator = ArgumentValidator(_unique(), strict=True)
     arguments = {"a": list(range(OFF_LOOP_VALUES - 2))}  # the object, the array, its items
-    _, ticks = await _ticks_while(validator.check(arguments))
+    _, ticks = await ticks_while(validator.check(arguments))
     assert ticks == 0
     assert not more_values_than(arguments, OFF_LOOP_VALUES)
     assert more_values_than({"a": [*arguments["a"], 0]}, OFF_LOOP_VALUES)

@@ -69,6 +69,16 @@ async def test_an_outcome_refused_429_is_recorded_once_the_hub_takes_it(
     assert [(r.outcome, r.details.get("wire_name")) for r in rows] == [("success", "up__echo")]
 
 
+async def _decided(client: httpx2.AsyncClient, world: Any) -> str:
+    """A decision to run ``up__echo``, taken as the sidecar takes it; its id."""
+    decided = await client.post(
+        world.setup.url("deployments", world.deployed.deployment_id, "decisions"),
+        json={"wire_name": "up__echo", "arguments": {}},
+        headers=world.deployed.headers,
+    )
+    return str(decided.json()["data"]["decision_id"])
+
+
 async def test_an_outcome_already_recorded_ends_at_once(
     app: FastAPI,
     client: httpx2.AsyncClient,
@@ -78,12 +88,7 @@ async def test_an_outcome_already_recorded_ends_at_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     world, _ = await _world(client, database, handmade_peer)
-    decided = await client.post(
-        world.setup.url("deployments", world.deployed.deployment_id, "decisions"),
-        json={"wire_name": "up__echo", "arguments": {}},
-        headers=world.deployed.headers,
-    )
-    decision_id = decided.json()["data"]["decision_id"]
+    decision_id = await _decided(client, world)
     caplog.set_level(logging.INFO, "hub.sidecar")
     async with direct_calls(app, world, tmp_path) as (calls, _bundle):
         calls.reports.add(decision_id, {"outcome": "success"}, time.monotonic())
@@ -110,12 +115,7 @@ async def test_a_report_still_pending_at_exit_is_logged_with_its_decision_id(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     world, _ = await _world(client, database, handmade_peer)
-    decided = await client.post(
-        world.setup.url("deployments", world.deployed.deployment_id, "decisions"),
-        json={"wire_name": "up__echo", "arguments": {}},
-        headers=world.deployed.headers,
-    )
-    decision_id = decided.json()["data"]["decision_id"]
+    decision_id = await _decided(client, world)
     async with direct_calls(app, world, tmp_path) as (calls, _bundle):
         await spend_rest(client, world)  # the hub refuses the report for up to a minute
         calls.reports.add(decision_id, {"outcome": "success"}, time.monotonic())
