@@ -56,10 +56,21 @@ async def create(page: TenantConsoleDep, ctx: CredentialContextDep) -> Response:
         body["secret"] = fields["secret"]
     try:
         data = CredentialCreate.model_validate(body)
-    except ValidationError:
-        raise BadRequest("a credential needs a name and a type; check the URL") from None
+    except ValidationError as refused:
+        raise BadRequest(f"the credential was not added: {_why(refused)}") from None
     await service.create_credential(page.session, ctx, page.access, data)
     return redirect(f"/console/t/{page.t}/credentials")
+
+
+def _why(refused: ValidationError) -> str:
+    """What each refused field was refused for, as the API says it (never the value typed: a
+    secret is among the fields). Stop 50: the form said only "needs a name and a type" for a
+    name refused as ``..`` or holding an invisible character."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in error['loc']) or 'form'}: "
+        f"{str(error['msg']).removeprefix('Value error, ')}"
+        for error in refused.errors(include_input=False, include_url=False)
+    )
 
 
 @router.post("/{c}/secret", name="console.credential_secret")

@@ -136,3 +136,23 @@ async def test_an_operator_is_offered_no_delete_on_a_tenant_admins_grants(
     assert "only a tenant_admin may act on a tenant_admin" in seen
     by_admin = (await user.get(world.page("grants"), params=admins)).text
     assert "/delete" in by_admin
+
+
+async def test_a_refused_credential_name_says_why(user: ConsoleUser, world: ConsoleWorld) -> None:
+    """Names refuse dots, blanks and invisible characters now (stop 50); the form answered every
+    refusal with "a credential needs a name and a type; check the URL"."""
+    for name, words in [
+        ("..", "name: name must not be '.' or '..'"),
+        ("gh\u202etoken", "name: name must not contain control, invisible"),
+        (" ", "name: String should have at least 1 character"),
+    ]:
+        form = {
+            "name": name.encode().decode("unicode_escape"),
+            "type": "api_key",
+            "api_base_url": "https://mcp.example.com",
+            "secret": "a-secret-of-enough-length",
+        }
+        refused = await user.post(world.page("credentials"), form)
+        assert refused.status_code == 400, name
+        assert "the credential was not added: " + words in html.unescape(refused.text), name
+        assert "a-secret-of-enough-length" not in refused.text
