@@ -8,20 +8,30 @@ import httpx2
 
 from hub.core.db import Database
 from tests.peers.fixtures import HandmadePeerStarter
-from tests.support.stories import make_tenant_admin
+from tests.peers.handmade import HandmadePeer
+from tests.support.stories import TenantAdmin, make_tenant_admin
 
 
 def _tool(name: str, description: str) -> dict[str, Any]:
     return {"name": name, "description": description, "inputSchema": {"type": "object"}}
 
 
-async def test_latest_is_404_before_a_snapshot_then_the_newest_version(
+async def _server_p(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
-) -> None:
+) -> tuple[HandmadePeer, TenantAdmin]:
+    """A tenant admin and its server ``p``: a peer of one tool, not snapshotted yet."""
     peer = await handmade_peer(era="modern", tools=[_tool("x", "one")])
     setup = await make_tenant_admin(database)
     headers = setup.admin.headers
     await client.post(setup.url("servers"), json={"handle": "p", "url": peer.url}, headers=headers)
+    return peer, setup
+
+
+async def test_latest_is_404_before_a_snapshot_then_the_newest_version(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    peer, setup = await _server_p(client, database, handmade_peer)
+    headers = setup.admin.headers
     before = await client.get(setup.url("servers", "p", "catalogs", "latest"), headers=headers)
     assert before.status_code == 404
     assert "snapshot" in before.json()["error"]["message"]
@@ -39,10 +49,8 @@ async def test_latest_is_404_before_a_snapshot_then_the_newest_version(
 async def test_latest_diff_reads_like_the_numbered_diff(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    peer = await handmade_peer(era="modern", tools=[_tool("x", "one")])
-    setup = await make_tenant_admin(database)
+    peer, setup = await _server_p(client, database, handmade_peer)
     headers = setup.admin.headers
-    await client.post(setup.url("servers"), json={"handle": "p", "url": peer.url}, headers=headers)
     before = await client.get(
         setup.url("servers", "p", "catalogs", "latest", "diff"),
         params={"from": "1"},
@@ -70,10 +78,8 @@ async def test_latest_diff_reads_like_the_numbered_diff(
 async def test_snapshot_takes_no_body_or_an_empty_object_only(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:
-    peer = await handmade_peer(era="modern", tools=[_tool("x", "one")])
-    setup = await make_tenant_admin(database)
+    _, setup = await _server_p(client, database, handmade_peer)
     headers = setup.admin.headers
-    await client.post(setup.url("servers"), json={"handle": "p", "url": peer.url}, headers=headers)
     url = setup.url("servers", "p", "catalogs")
     json_type = {**headers, "content-type": "application/json"}
     for content in (b'{"x": 1}', b"{not json", b"[]", b'"x"'):
