@@ -45,7 +45,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = database or Database.from_url(
-            settings.database_url, pool_size=settings.database_pool_size
+            settings.database_url,
+            pool_size=settings.database_pool_size,
+            statement_timeout_s=settings.database_statement_timeout_s,
         )
         app.state.db = db
         workers = components.get(Workers)

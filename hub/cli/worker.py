@@ -31,7 +31,11 @@ async def run_workers(settings: Settings, registry: JobRegistry, metrics: Metric
     from hub.core.db import Database
     from hub.core.workers import Workers
 
-    db = Database.from_url(settings.database_url, pool_size=settings.database_pool_size)
+    db = Database.from_url(
+        settings.database_url,
+        pool_size=settings.database_pool_size,
+        statement_timeout_s=settings.database_statement_timeout_s,
+    )
     workers = Workers(
         registry, metrics, poll_s=settings.worker_poll_s, concurrency=settings.worker_concurrency
     )

@@ -154,8 +154,29 @@ def _pool_limits(pool_size: int) -> dict[str, int]:
     return {"pool_size": 2 * pool_size, "max_overflow": 0}
 
 
-def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
-    """An async engine for ``url`` with the hub's per-backend configuration."""
+def _connect_args(statement_timeout_s: float) -> dict[str, Any]:
+    """asyncpg's connect arguments: the connect's own wait, and the server's limit on one
+    statement (``statement_timeout``, sent in the startup packet: no round trip). Without it a
+    statement waiting on a lock (a migration's ``ALTER TABLE``, an operator's open transaction)
+    held its connection until the lock went, and every request behind it waited the pool's
+    ``POOL_WAIT_S``, the replica's pool full; with it the statement is cancelled (SQLSTATE 57014)
+    and its request answers 503 (:mod:`hub.core.db_errors`)."""
+    args: dict[str, Any] = {"timeout": CONNECT_WAIT_S}
+    if statement_timeout_s > 0:
+        ms = max(1, round(statement_timeout_s * 1000))
+        args["server_settings"] = {"statement_timeout": str(ms)}
+    return args
+
+
+def create_engine(
+    url: str, *, pool_size: int = 10, echo: bool = False, statement_timeout_s: float = 0
+) -> AsyncEngine:
+    """An async engine for ``url`` with the hub's per-backend configuration.
+
+    ``statement_timeout_s`` (PostgreSQL; 0: none) is the app's
+    (``HUB_DATABASE_STATEMENT_TIMEOUT_S``); maintenance commands and migrations keep the default,
+    none. SQLite's writers wait
+    ``SQLITE_BUSY_TIMEOUT_MS`` for the write lock, then fail (a 503) already."""
     if url.startswith("sqlite"):
         return _sqlite_engine(url, pool_size=pool_size, echo=echo)
     # No pre-ping: it is a round trip on every checkout. A connection the server dropped fails
@@ -173,7 +194,7 @@ def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> Async
         pool_use_lifo=True,
         poolclass=KeepingPool,
         pool_timeout=POOL_WAIT_S,
-        connect_args={"timeout": CONNECT_WAIT_S},
+        connect_args=_connect_args(statement_timeout_s),
         **_pool_limits(pool_size),
     )
 
@@ -240,8 +261,8 @@ class Database:
         )
 
     @classmethod
-    def from_url(cls, url: str, *, pool_size: int = 10) -> Database:
-        return cls(create_engine(url, pool_size=pool_size))
+    def from_url(cls, url: str, *, pool_size: int = 10, statement_timeout_s: float = 0) -> Database:
+        return cls(create_engine(url, pool_size=pool_size, statement_timeout_s=statement_timeout_s))
 
     def sessionmaker(self, *, write: bool) -> async_sessionmaker[AsyncSession]:
         return self._write if write else self._read

@@ -14,11 +14,14 @@ from __future__ import annotations
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-__all__ = ["UNAVAILABLE_STATES", "database_unavailable"]
+__all__ = ["UNAVAILABLE_STATES", "database_unavailable", "sqlstate_in"]
 
 #: SQLSTATEs of a server that is away: connection exceptions (08), shutting down, crashed or
-#: starting up (57P01-57P03), out of connections, memory or disk (53).
-UNAVAILABLE_STATES = ("08", "57P01", "57P02", "57P03", "53")
+#: starting up (57P01-57P03), out of connections, memory or disk (53); and of one that did not
+#: answer in time: a statement past ``statement_timeout`` (57014,
+#: ``HUB_DATABASE_STATEMENT_TIMEOUT_S``: typically waiting on a lock) or a lock not granted
+#: (55P03). Both are over when the lock goes.
+UNAVAILABLE_STATES = ("08", "57P01", "57P02", "57P03", "53", "57014", "55P03")
 
 
 def _state_of(exc: BaseException) -> str | None:
@@ -45,3 +48,18 @@ def database_unavailable(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def sqlstate_in(exc: BaseException) -> str | None:
+    """The first SQLSTATE ``exc`` or what it wraps carries, for a log line (no message text:
+    a driver's message may quote a value)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        orig = current.orig if isinstance(current, DBAPIError) else None
+        state = _state_of(orig) if orig is not None else _state_of(current)
+        if state is not None:
+            return state
+        current = current.__cause__ or current.__context__
+    return None

@@ -22,7 +22,7 @@ from starlette.routing import Match, Route
 
 from hub.core.body_encoding import NOT_UTF8
 from hub.core.components import components_of
-from hub.core.db_errors import database_unavailable
+from hub.core.db_errors import database_unavailable, sqlstate_in
 from hub.core.errors import BadRequest, Conflict, HubError, ServiceUnavailable, error_body
 
 __all__ = [
@@ -173,7 +173,10 @@ async def _starlette_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     # A dropped connection or an unreachable server: 503, not a 500 with driver text.
-    log.warning("database unavailable: %s", type(exc).__name__)
+    state = sqlstate_in(exc)
+    log.warning(
+        "database unavailable: %s%s", type(exc).__name__, f" (SQLSTATE {state})" if state else ""
+    )
     return JSONResponse(ServiceUnavailable().body(request_id_of(request)), 503)
 
 

@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     database_owner_url: str | None = None
     database_app_role: str | None = Field(default=None, pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     database_pool_size: int = Field(default=10, ge=1, le=200)
+    # PostgreSQL: the longest one statement of the app (hub serve, hub worker) may run, waiting on a
+    # lock included, before the server cancels it (a 503); 0: no limit. Maintenance commands
+    # (hub db upgrade, crypto rotate, audit verify) never have one.
+    database_statement_timeout_s: float = Field(default=20.0, ge=0, le=3600)
 
     # Secrets: a keyring "kid:base64(32 bytes),kid2:…", the active key id, the API-key pepper.
     encryption_keys: SecretStr | None = None
