@@ -130,6 +130,7 @@ class HubClient:
         body: bytes | None,
         deadline_s: float,
         max_bytes: int,
+        params: dict[str, str] | None = None,
     ) -> tuple[httpx2.Response, bytes]:
         where = self._config.hub
         sent = False  # once the whole request is written, the hub may act on it
@@ -142,7 +143,12 @@ class HubClient:
         try:
             with anyio.fail_after(deadline_s):
                 request = self._http.build_request(
-                    method, path, headers=headers, content=body, extensions={"trace": trace}
+                    method,
+                    path,
+                    params=params,
+                    headers=headers,
+                    content=body,
+                    extensions={"trace": trace},
                 )
                 response = await self._http.send(request, stream=True)
                 sent = True  # the hub answered (an in-process transport traces nothing)
@@ -240,6 +246,16 @@ class HubClient:
         :meth:`post`'s answers are."""
         return await self._rest("GET", path, None, BUNDLE_DEADLINE_S)
 
+    async def get_page(self, path: str, params: dict[str, str]) -> tuple[list[Any], str | None]:
+        """One page of a REST list (``params`` its query): its ``data`` and ``next_cursor``
+        (None on the last), bounded, refused and checked as :meth:`get` is. The caller bounds
+        how many pages it follows."""
+        answer = await self._answer("GET", path, None, BUNDLE_DEADLINE_S, params)
+        data, cursor = answer.get("data"), answer.get("next_cursor")
+        if not isinstance(data, list) or not (cursor is None or isinstance(cursor, str)):
+            raise HubUnreachable(f"{self._config.hub} answered {path} with no list", sent=True)
+        return data, cursor or None
+
     async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """``data`` of a REST answer; :class:`HubRefused` (one line, the hub's message) for a
         4xx, :class:`HubUnreachable` for anything else that is not the hub's JSON."""
@@ -250,6 +266,21 @@ class HubClient:
     async def _rest(
         self, method: str, path: str, body: bytes | None, deadline_s: float
     ) -> dict[str, Any]:
+        data = (await self._answer(method, path, body, deadline_s)).get("data")
+        if not isinstance(data, dict):
+            raise HubUnreachable(f"{self._config.hub} answered {path} with HTTP 200", sent=True)
+        return data
+
+    async def _answer(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        deadline_s: float,
+        params: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """The whole JSON object of a 200; a 4xx is :class:`HubRefused`, anything else that
+        is not the hub's JSON :class:`HubUnreachable`."""
         headers = {"accept": "application/json"}
         if body is not None:
             headers["content-type"] = "application/json"
@@ -260,6 +291,7 @@ class HubClient:
             body=body,
             deadline_s=deadline_s,
             max_bytes=MAX_ANSWER_BYTES,
+            params=params,
         )
         if not _is_json(response):
             raise HubUnreachable(f"{self._config.hub} answered {path} with no JSON", sent=True)
@@ -284,9 +316,8 @@ class HubClient:
                 retry_after_s=_retry_after(response, error),
                 fields=fields,
             )
-        data = answer.get("data")
-        if response.status_code != 200 or not isinstance(data, dict):
+        if response.status_code != 200:
             raise HubUnreachable(
                 f"{self._config.hub} answered {path} with HTTP {response.status_code}", sent=True
             )
-        return data
+        return answer

@@ -1,15 +1,19 @@
 """``--deployment NAME``: a deployment named as the agent's own list names it, resolved to its id.
 
 Every other ``hub`` command takes a deployment's name where it is unique (DESIGN §14); the
-sidecar does too. An agent cannot list the tenant's deployments, but ``GET /whoami`` lists the
-ones it is the agent of, and those are the only ones its key can serve, so the name is looked up
-there: exactly one match, else one line saying why (none, naming the agent's deployments, or
-several). ``/whoami`` answers for the key's own tenant, so the name is looked up there only when
-that tenant is ``--tenant`` (by id or slug), else it is one line naming the key's tenant: the id
-of a same-named deployment of another tenant would only be refused as unknown in this one. The
-answer is remembered beside the bundle cache (``names-<hash>.json``, 0600, ids and names only),
-so a sidecar started by name while the hub is down still finds the bundle it cached; once the
-hub answers again it is asked afresh at the next start.
+sidecar does too. An agent cannot list the tenant's deployments, but it may list its own (the
+deployments list with ``?agent_id=`` itself, no grant needed), and those are the only ones its key
+can serve, so the name is looked up there, every page of it (``/whoami`` lists the first 200
+only, and an agent with more could not be started by the others' names): exactly one match,
+else one line saying why (none, naming some of the agent's deployments and how many more it
+has, or several). ``/whoami`` names the agent and answers for the key's own tenant, so the name
+is looked up only when that tenant is ``--tenant`` (by id or slug), else it is one line naming
+the key's tenant: the id of a same-named deployment of another tenant would only be refused as
+unknown in this one. The walk reads at most ``MAX_PAGES`` pages (each bounded in time and size
+by the hub client), so a hub handing out cursors forever is left with one line. The answer is
+remembered beside the bundle cache (``names-<hash>.json``, 0600, ids and names only), so a
+sidecar started by name while the hub is down still finds the bundle it cached; once the hub
+answers again it is asked afresh at the next start.
 """
 
 from __future__ import annotations
@@ -56,8 +60,16 @@ def _remember(config: SidecarConfig, name: str, deployment_id: str) -> None:
     write_private(_remembered_path(config), json.dumps(known, sort_keys=True).encode())
 
 
-def _in_tenant(config: SidecarConfig, me: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    """The agent's deployments, when its key is of the tenant the sidecar runs for."""
+#: Deployments asked for a page (the list's most) and the pages read before the lookup gives
+#: up: 10,000 deployments of one agent, far past any real one's count.
+PAGE_LIMIT = 200
+MAX_PAGES = 50
+#: The names a "no deployment of that name" line shows at most (then how many more there are).
+NAMES_SHOWN = 20
+
+
+def _check_tenant(config: SidecarConfig, me: dict[str, Any], name: str) -> None:
+    """Refuse a key that is not of the tenant the sidecar runs for."""
     own = {str(value) for value in (me.get("tenant_id"), me.get("tenant_slug")) if value}
     if config.tenant not in own:
         whose = f"tenant {me['tenant_slug']!r}" if me.get("tenant_slug") else "no tenant"
@@ -65,20 +77,66 @@ def _in_tenant(config: SidecarConfig, me: dict[str, Any], name: str) -> list[dic
             f"--deployment {name!r}: HUB_AGENT_KEY is a key of {whose}, not of --tenant "
             f"{config.tenant}; give that tenant's agent's key"
         )
-    found = me.get("deployments")
-    return found if isinstance(found, list) else []
 
 
-def _one_named(deployments: list[dict[str, Any]], name: str) -> str:
-    matches = [str(d.get("id")) for d in deployments if d.get("name") == name]
+def _id_of(value: object) -> str | None:
+    """``value`` as a canonical id, or None when it is not one."""
+    try:
+        return str(uuid.UUID(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _agent_of(me: dict[str, Any], name: str) -> str | None:
+    """The key's principal id when it is an agent (None: another kind, which has no
+    deployments to be named, as ``/whoami`` listed none for it)."""
+    found = me.get("principal")
+    principal: dict[str, Any] = found if isinstance(found, dict) else {}
+    agent_id = _id_of(principal.get("id"))
+    if agent_id is None:
+        raise SidecarError(
+            f"--deployment {name!r}: the hub's /whoami named no principal for HUB_AGENT_KEY"
+        )
+    return agent_id if principal.get("kind") == "agent" else None
+
+
+async def _own(
+    hub: HubClient, config: SidecarConfig, agent_id: str | None, name: str
+) -> list[tuple[str, str | None]]:
+    """The agent's deployments as (id, name), every page of its own list (an item whose id is
+    not one is skipped: it would become the bundle's path and the remembered answer)."""
+    if agent_id is None:
+        return []
+    found: list[tuple[str, str | None]] = []
+    params = {"agent_id": agent_id, "limit": str(PAGE_LIMIT)}
+    for _ in range(MAX_PAGES):
+        items, cursor = await hub.get_page(f"/tenants/{config.tenant}/deployments", params)
+        for item in items:
+            deployment_id = _id_of(item.get("id") if isinstance(item, dict) else None)
+            if deployment_id is not None:
+                named = item.get("name")
+                found.append((deployment_id, named if isinstance(named, str) else None))
+        if cursor is None:
+            return found
+        params["cursor"] = cursor
+    raise SidecarError(
+        f"--deployment {name!r}: the hub listed more than {MAX_PAGES} pages of this agent's "
+        "deployments; give the deployment's id"
+    )
+
+
+def _one_named(deployments: list[tuple[str, str | None]], name: str) -> str:
+    matches = [deployment_id for deployment_id, named in deployments if named == name]
     if len(matches) > 1:
         raise SidecarError(
             f"--deployment {name!r}: {len(matches)} of this agent's deployments have that "
             "name; give its id"
         )
     if not matches:
-        named = sorted({str(d["name"]) for d in deployments if d.get("name")})
-        listed = ", ".join(repr(n) for n in named) if named else "none has a name"
+        named = sorted({n for _, n in deployments if n})
+        listed = ", ".join(repr(n) for n in named[:NAMES_SHOWN]) or "none has a name"
+        if len(named) > NAMES_SHOWN:
+            listed += f", and {len(named) - NAMES_SHOWN} more"
         raise SidecarError(
             f"--deployment {name!r}: this agent has no deployment of that name ({listed})"
         )
@@ -97,6 +155,8 @@ async def resolved(config: SidecarConfig) -> SidecarConfig:
     hub = HubClient(config)
     try:
         me = await hub.get("/whoami")
+        _check_tenant(config, me, name)
+        deployments = await _own(hub, config, _agent_of(me, name), name)
     except HubRefused as exc:
         raise SidecarError(f"--deployment {name!r}: cannot look the name up: {exc}") from None
     except HubUnreachable as exc:
@@ -112,7 +172,7 @@ async def resolved(config: SidecarConfig) -> SidecarConfig:
         return replace(config, deployment=known)
     finally:
         await hub.aclose()
-    deployment_id = _one_named(_in_tenant(config, me, name), name)
+    deployment_id = _one_named(deployments, name)
     _remember(config, name, deployment_id)
     log.info("sidecar: deployment %r is %s", name, deployment_id)
     return replace(config, deployment=deployment_id)
