@@ -15,7 +15,9 @@ as ``client`` on every line of the request.
 Shutdown (DESIGN §11): on SIGTERM (or SIGINT) uvicorn stops accepting connections and lets the
 requests in flight — tool calls included — finish within ``HUB_SHUTDOWN_GRACE_S`` (30 s; then it
 cancels them); ``ask`` calls waiting for a person's decision answer ``approval_pending`` at once
-(the approval stays, the agent repeats the call elsewhere); the background workers are asked to stop
+(the approval stays, the agent repeats the call elsewhere); a call still running when the grace
+ends is answered JSON-RPC ``50300`` (the hub is shutting down, the call's outcome unknown:
+:mod:`hub.gateway.endpoint`), not uvicorn's plain 500; the background workers are asked to stop
 at the signal, finish their current job, and are waited for in the app's lifespan shutdown. A
 SIGTERM'd hub then exits 0 (uvicorn re-raises the signal it caught; the handler installed here turns
 that into a clean exit rather than death by signal, which orchestrators would report as a failure).
@@ -137,6 +139,7 @@ def run_server(
     from hub.approvals.service import ApprovalContext
     from hub.core.components import components_of
     from hub.core.workers import Workers
+    from hub.gateway.endpoint import Stopping
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -144,6 +147,8 @@ def run_server(
                 components = components_of(app)
                 components.get(Workers).request_stop()  # no new job; the current ones finish
                 components.get(ApprovalContext).watch.release()  # ask calls wait no more
+                if Stopping not in components:  # a call cut by the grace's end is answered
+                    components.provide(Stopping, Stopping())
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(APP, factory=True, host=host, port=port, **options)

@@ -8,12 +8,14 @@ caller that is not the deployment's agent — the platform admin and tenant admi
 403 with ``40300``. Then the request is classified by era and dispatched (:mod:`hub.mcp.server`)
 to the deployment's :class:`~hub.gateway.host.GatewayHost`. The calls' audit rows go to the
 replica's :class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent. An
-agent that closes its request cancels its calls (:mod:`~hub.gateway.disconnect`). Stateless in
-both eras: GET and DELETE are 405.
+agent that closes its request cancels its calls (:mod:`~hub.gateway.disconnect`); a request the
+end of ``hub serve``'s shutdown grace cancels is answered ``50300`` (:func:`_stopping`). Stateless
+in both eras: GET and DELETE are 405.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -58,13 +60,15 @@ from hub.gateway.host import GatewayHost
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.mcp.server.answers import HttpAnswer, RpcError, error_message
-from hub.mcp.server.dispatcher import dispatch, parse_body
+from hub.mcp.server.dispatcher import answer_each, dispatch, parse_body
 from hub.ratelimit import RateLimiter
 from hub.upstream import UpstreamContext
 
-__all__ = ["router"]
+__all__ = ["Stopping", "router"]
 
 NOT_FOUND = 40400
+#: ``data.reason`` of the answer to a request cut short by the hub's shutdown
+HUB_STOPPING = "hub_stopping"
 
 log = logging.getLogger("hub.gateway")
 router = APIRouter(tags=["gateway"], route_class=ShapedRoute)
@@ -117,6 +121,50 @@ def _error(status: int, code: int, message: str, error_class: str, **headers: st
     return _answer(HttpAnswer(status, error_message(None, error), headers))
 
 
+class Stopping:
+    """The mark ``hub serve`` adds to an app's components when it is told to stop
+    (:mod:`hub.cli.serve`): from then on, the request's task cancelled is the end of the
+    shutdown grace (uvicorn cancels the requests still running then; nothing else cancels a
+    request's task from outside, and an agent that goes away is :func:`unless_gone`'s)."""
+
+
+def _cut_by_shutdown(request: Request) -> bool:
+    """Whether the cancellation being handled is the end of the shutdown grace; if so it is
+    taken (``uncancel``), so that the answer can still be sent: uvicorn cancels a request once,
+    and the connection stays open until its answer is written."""
+    if Stopping not in components_of(request.app):
+        return False  # a cancellation of another kind (an in-process caller's) goes on
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+    return True
+
+
+def _stopping(raw: Any, *, dispatched: bool) -> HttpAnswer:
+    """The answer to a request cut short by the hub's shutdown: HTTP 503 and JSON-RPC
+    ``50300``, class ``unavailable``, reason :data:`HUB_STOPPING`, for every request of the
+    body (each with its id); the message says whether the call may have run (``dispatched``:
+    its upstream leg may have begun; the audit row of the call says ``cancelled``).
+
+    uvicorn's own answer was a ``text/plain`` 500, which no MCP client reads as an answer (the
+    sidecar took it for a hub that gave none). The endpoint's answer for the hub unavailable is
+    ``50300`` with HTTP 503 already (an unreachable database): the same code and class, so an
+    agent and the sidecar (which relays a JSON-RPC error at 503 as it is) handle one case. A
+    JSON-RPC error, not an ``isError`` result: the request was not served, which is not a
+    tool's outcome for the model to read (and an error answers any method and either era in
+    one form, with no era's result fields to add). No ``Retry-After``: the call's outcome is
+    unknown, and the agent, not a proxy, should decide whether to repeat it."""
+    message = (
+        "the hub is shutting down: the call's outcome is unknown (it may have run)"
+        if dispatched
+        else "the hub is shutting down: the request did not run"
+    )
+    error = RpcError(
+        UNAVAILABLE, message, {"class": "unavailable", "reason": HUB_STOPPING}, status=503
+    )
+    return answer_each(raw, error)
+
+
 def _origin_allowed(request: Request, settings: Settings) -> bool:
     origin = request.headers.get("origin")
     return origin is None or origin in settings.allowed_origins
@@ -128,7 +176,10 @@ def _origin_allowed(request: Request, settings: Settings) -> bool:
     response_class=Response,
     responses={
         200: {"description": "A JSON-RPC answer (an array for a batch)", "content": _ANSWERS},
-        503: {"description": "The database is unreachable (JSON-RPC 50300)", "content": _JSON_RPC},
+        503: {
+            "description": "The database is unreachable, or the hub is stopping (JSON-RPC 50300)",
+            "content": _JSON_RPC,
+        },
         202: {"description": "A notification, accepted"},
         400: {"description": "A malformed or mismatched request", "content": _JSON_RPC},
         401: {"description": "No valid API key (JSON-RPC 40100)", "content": _JSON_RPC},
@@ -152,6 +203,10 @@ async def mcp(
     """The deployment's tools over MCP Streamable HTTP (both eras, stateless), for its agent."""
     try:
         return await _serve(request, t, d)
+    except asyncio.CancelledError:
+        if not _cut_by_shutdown(request):
+            raise
+        return _answer(_stopping(None, dispatched=False))  # before anything was dispatched
     except Exception as error:
         # The REST handlers answer 503 with the hub's error body; an MCP client reads JSON-RPC.
         if not database_unavailable(error):
@@ -286,10 +341,20 @@ async def _serve(request: Request, t: str, d: str) -> Response:
             approvals_ctx.keyring, tenant_id.value, view.deployment_id, view.agent_id
         ),
     )
-    answer = await unless_gone(request.receive, dispatch(host, raw, _headers(request)))
-    response = _answered(answer)
+    response = _answered(await _dispatched(request, host, raw))
     response.background = BackgroundTask(audit.pending.wait)
     return response
+
+
+async def _dispatched(request: Request, host: GatewayHost, raw: Any) -> HttpAnswer | None:
+    """The dispatch's answer (None: the agent went away, its calls cancelled), or
+    :func:`_stopping`'s when the end of the shutdown grace cut it short."""
+    try:
+        return await unless_gone(request.receive, dispatch(host, raw, _headers(request)))
+    except asyncio.CancelledError:
+        if not _cut_by_shutdown(request):
+            raise
+        return _stopping(raw, dispatched=True)
 
 
 def _headers(request: Request) -> dict[str, str]:

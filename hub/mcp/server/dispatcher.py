@@ -4,7 +4,7 @@ Era of a request (one URL serves both): modern iff ``MCP-Protocol-Version`` name
 version; a handshake version in the header, or no header and no modern ``_meta``, is the
 handshake era (no header: 2025-03-26 assumed); no header but a body carrying modern ``_meta`` is
 400 ``-32020``; any other header value is 400 ``-32022`` naming the supported versions. A body
-that is not JSON is 400 ``-32700``.
+that is not UTF-8 JSON is 400 ``-32700``.
 """
 
 from __future__ import annotations
@@ -22,23 +22,54 @@ from hub.mcp.server.messages import PARSE_ERROR
 from hub.mcp.server.modern import handle_modern, unsupported_version
 from hub.mcp.wire import HEADER_MISMATCH, LEGACY_VERSIONS, MODERN_VERSIONS
 
-__all__ = ["MAX_ARGUMENTS_DEPTH", "arguments_problem", "dispatch", "parse_body", "request_id_of"]
+__all__ = [
+    "MAX_ARGUMENTS_DEPTH",
+    "NOT_UTF8",
+    "answer_each",
+    "arguments_problem",
+    "dispatch",
+    "parse_body",
+    "request_id_of",
+]
 
 #: how deeply a call's arguments may nest: a request's body may nest :data:`MAX_JSON_DEPTH`
 #: levels, and a ``tools/call``'s arguments sit two levels down (body, ``params``, ``arguments``)
 MAX_ARGUMENTS_DEPTH = MAX_JSON_DEPTH - 2
+#: the ``-32700`` message of a body that is not UTF-8 (the REST side's 400 says the same:
+#: :mod:`hub.core.body_encoding`, not imported here, as it would bring FastAPI to the sidecar)
+NOT_UTF8 = "Parse error: the request body must be UTF-8 JSON (RFC 8259 §8.1)"
+
+
+def _text(body: bytes) -> str:
+    """``body`` as UTF-8 text, or ``-32700`` :data:`NOT_UTF8`.
+
+    JSON exchanged between systems MUST be UTF-8 (RFC 8259 §8.1), and MCP's messages are UTF-8.
+    ``json.detect_encoding`` also reads UTF-16 and UTF-32, with or without a byte order mark,
+    and the endpoint took them: it is refused as the REST routes refuse it, by a NUL in the
+    first four bytes (how UTF-16/32 JSON starts; UTF-8 JSON never holds a raw NUL) or bytes that
+    are not UTF-8 (a UTF-16/32 byte order mark is not). A UTF-8 byte order mark is skipped, as
+    §8.1 lets a parser do and the REST routes do: the body is UTF-8 all the same. (Answers from
+    upstream servers are still read as :func:`~hub.core.portable_json.loads` detects them.)"""
+    if b"\x00" in body[:4]:
+        raise RpcError(PARSE_ERROR, NOT_UTF8, status=400)
+    try:
+        text = body.decode()
+    except UnicodeDecodeError:
+        raise RpcError(PARSE_ERROR, NOT_UTF8, status=400) from None
+    return text.removeprefix("\ufeff")
 
 
 def parse_body(body: bytes) -> Any:
     """The JSON of a request body, or :class:`RpcError` ``-32700`` saying why (quoting nothing).
 
-    Strict (:mod:`hub.core.portable_json`): what the hub could not pass on upstream as JSON, or
-    write back in its own answer, is refused here rather than blamed on the server later or
-    failing on the way out: ``NaN``/``Infinity`` and numbers beyond a double, lone surrogate
-    escapes, and nesting deeper than an upstream answer may (:data:`MAX_JSON_DEPTH`: an argument
-    echoed back must still be an answer the hub reads)."""
+    UTF-8 only (:func:`_text`). Strict (:mod:`hub.core.portable_json`): what the hub could not
+    pass on upstream as JSON, or write back in its own answer, is refused here rather than blamed
+    on the server later or failing on the way out: ``NaN``/``Infinity`` and numbers beyond a
+    double, lone surrogate escapes, and nesting deeper than an upstream answer may
+    (:data:`MAX_JSON_DEPTH`: an argument echoed back must still be an answer the hub reads)."""
+    text = _text(body)
     try:
-        return portable_json.loads(body, max_depth=MAX_JSON_DEPTH)
+        return portable_json.loads(text, max_depth=MAX_JSON_DEPTH)
     except portable_json.NotPortableJson as refused:
         message = f"Parse error: {refused}"
     raise RpcError(PARSE_ERROR, message, status=400)
@@ -63,6 +94,19 @@ def request_id_of(raw: Any) -> Any:
         if isinstance(request_id, str | int) and not isinstance(request_id, bool):
             return request_id
     return None
+
+
+def answer_each(raw: Any, error: RpcError) -> HttpAnswer:
+    """``error`` as the answer to the request ``raw`` (a parsed body the hub will not answer
+    otherwise), with its HTTP status and headers: for a batch, one error per request in it,
+    each with its id (notifications get none; a batch of notifications alone, one error with a
+    null id, as a single notification does)."""
+    if not isinstance(raw, list):
+        return HttpAnswer(error.status, error_message(request_id_of(raw), error), error.headers)
+    ids = [request_id_of(item) for item in raw if isinstance(item, dict) and "method" in item]
+    answers = [error_message(request_id, error) for request_id in ids if request_id is not None]
+    body = answers or error_message(None, error)
+    return HttpAnswer(error.status, body, error.headers)
 
 
 def _carries_modern_meta(raw: Any) -> bool:
