@@ -36,6 +36,7 @@ from hub.drift.worker import register_drift
 from hub.egress import EgressConfig, Fetcher
 from hub.gateway.adapters.bundle import bundle_decisions
 from hub.gateway.adapters.effective import effective_check
+from hub.gateway.adapters.unreported import register_unreported
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway, GatewayOptions
 from hub.grants import service as grants_service
@@ -69,13 +70,18 @@ def rate_limiter(settings: Settings, metrics: Metrics) -> RateLimiter:
 
 
 def register_jobs(
-    jobs: JobRegistry, refresher: TokenRefresher, watch: DriftWatch, settings: Settings
+    jobs: JobRegistry,
+    refresher: TokenRefresher,
+    watch: DriftWatch,
+    settings: Settings,
+    metrics: Metrics,
 ) -> None:
     """Every background job kind of the hub, registered with one call each
     (``jobs.register(kind, handler, …)``; see :mod:`hub.core.jobs`)."""
     register_refresh(jobs, refresher)
     register_drift(jobs, watch)
     register_erasure(jobs, settings.approval_arguments_keep_s)
+    register_unreported(jobs, metrics)
 
 
 def scraped_state(keyring: Keyring, metrics: Metrics) -> ScrapedState:
@@ -124,7 +130,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     limiter = rate_limiter(settings, metrics)
     watch = DriftWatch(upstream, metrics, settings.drift_interval_s, limiter)
     jobs = JobRegistry()
-    register_jobs(jobs, refresher, watch, settings)
+    register_jobs(jobs, refresher, watch, settings, metrics)
     return Components(
         [
             settings,

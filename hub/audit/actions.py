@@ -16,8 +16,10 @@ from typing import Literal
 
 __all__ = ["Action", "Outcome", "action_of_route"]
 
-#: how an audited act ended; ``pending`` is an ``ask`` call waiting for its approval
-Outcome = Literal["success", "denied", "failed", "pending"]
+#: how an audited act ended; ``pending`` is an ``ask`` call waiting for its approval;
+#: ``unreported`` a direct-mode call the hub allowed whose sidecar never reported its outcome
+#: before the decision expired (it may have run: :mod:`hub.gateway.adapters.unreported`)
+Outcome = Literal["success", "denied", "failed", "pending", "unreported"]
 
 
 class Action(StrEnum):

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -73,7 +73,7 @@ class Entry:
     at: datetime
 
 
-_OUTCOMES = frozenset({"success", "denied", "failed", "pending"})
+_OUTCOMES: frozenset[str] = frozenset(get_args(Outcome))
 #: rows read per query when walking or exporting a chain
 BATCH = 500
 

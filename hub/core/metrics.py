@@ -57,6 +57,12 @@ class Metrics:
             ["outcome", "error_class"],
             registry=self.registry,
         )
+        self.unreported_calls = Counter(
+            "hub_direct_calls_unreported_total",
+            "Direct-mode calls the hub allowed whose outcome the sidecar never reported before "
+            "the decision expired (each audited as tool.call, outcome unreported).",
+            registry=self.registry,
+        )
         self.rotation_backlog = Gauge(
             "hub_credential_fields_not_under_active_key",
             "Encrypted credential fields still under a key other than the active one.",

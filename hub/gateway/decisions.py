@@ -10,7 +10,8 @@ carries the engine's ``result`` (``invalid_arguments``, ``approval_pending``; wi
 ``url_elicitation``, a pending call's ``input_required`` result as the endpoint gives a 2026-07-28
 client that declares URL-mode elicitation, its state sealed the same way) or JSON-RPC
 ``error`` (``unknown_tool``, ``forbidden``, ``approval_denied``) and is audited now, as the
-endpoint audits it; a call that may run carries a ``decision_id`` and no audit row yet. A
+endpoint audits it; a call that may run carries a ``decision_id`` and no audit row yet (the hub
+records the decision as it hands it out: one insert). A
 decision is one of the agent's tool calls: it is counted in the rate-limit class ``tool_call``
 first, with the endpoint's calls, and refused as they are (``error`` ``42900``, class
 ``rate_limited``, ``retry_after_s``; no decision, no audit row).
@@ -22,13 +23,15 @@ re-lists the call's server now, as the hub does for its own calls, and answers `
 agent — writes that call's ``tool.call`` audit row. A decision id is sealed under the keyring
 (AES-GCM, AAD ``mcphub/decision/v1`` ‖ tenant ‖ deployment ‖ agent) over the call's audit fields
 and an expiry (``DECISION_S``), so an id is good only for its own deployment, agent and call;
-the hub keeps only the hash of each id whose outcome was reported, until it expires, so a second
-report of the same call is 409 (:mod:`hub.gateway.adapters.outcomes`).
+the hub keeps the hash of each id it handed out, until it expires, and the report claims it
+once, so a second report of the same call is 409 (:mod:`hub.gateway.adapters.outcomes`). A
+decision still unreported a minute after it expired gets its ``tool.call`` row anyway, outcome
+``unreported`` (:mod:`hub.gateway.adapters.unreported`).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Request
@@ -52,8 +55,8 @@ from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
-from hub.gateway.adapters.decision_ids import open_decision, seal_decision
-from hub.gateway.adapters.outcomes import claim_outcome
+from hub.gateway.adapters.decision_ids import DECISION_S, open_decision, seal_decision
+from hub.gateway.adapters.outcomes import claim_outcome, open_outcome
 from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.elicitation import ask_mode, elicited
@@ -266,7 +269,10 @@ async def decide(
     except _Proceed:
         held = audit.held
         assert held is not None  # noqa: S101 - the engine audits in its finally
+        # the id seals its own expiry a moment later: the sweep's grace covers the difference
+        expires_at = clock.now() + timedelta(seconds=DECISION_S)
         token = seal_decision(parts.get(Keyring), held, tenant_id.value)
+        await open_outcome(db, tenant_id, token, expires_at, held, caller.request_id)
         settings = parts.get(Settings)
         return Envelope(
             data=DecisionRead(

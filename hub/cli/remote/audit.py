@@ -118,6 +118,7 @@ class Outcome(StrEnum):
     denied = "denied"
     failed = "failed"
     pending = "pending"
+    unreported = "unreported"
 
 
 @audit_app.command("tail")

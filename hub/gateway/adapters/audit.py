@@ -21,7 +21,32 @@ from hub.core.metrics import Metrics
 from hub.core.tenancy import TenantId
 from hub.gateway.engine.ports import CallRecord
 
-__all__ = ["HubAudit"]
+__all__ = ["HubAudit", "call_details", "call_resource"]
+
+
+def call_resource(record: CallRecord) -> str:
+    """A ``tool.call`` row's resource: the tool's grant key (the deployment's when unknown)."""
+    return record.grant_key or f"deployment:{record.deployment_id}"
+
+
+def call_details(record: CallRecord) -> dict[str, Any]:
+    """A ``tool.call`` row's details (the unset ones left out); also the direct-mode sweep's
+    (:mod:`hub.gateway.adapters.unreported`), so both rows read alike."""
+    details: dict[str, Any] = {
+        "deployment_id": str(record.deployment_id),
+        "wire_name": record.wire_name,
+        "decision": record.decision,
+        "reasons": list(record.reasons),
+        "approval_id": str(record.approval_id) if record.approval_id else None,
+        "arguments_sha256": record.arguments_sha256,
+        "tool_sha256": record.tool_sha256,
+        "catalog_version": record.catalog_version,
+        "grants_version": record.grants_version,
+        "class": record.error_class,
+        "reason": record.reason,
+        "upstream_ms": round(record.upstream_ms, 3) if record.upstream_ms is not None else None,
+    }
+    return {k: v for k, v in details.items() if v is not None}
 
 
 class HubAudit:
@@ -41,28 +66,14 @@ class HubAudit:
         self.pending = Pending()
 
     async def record(self, record: CallRecord) -> None:
-        details: dict[str, Any] = {
-            "deployment_id": str(record.deployment_id),
-            "wire_name": record.wire_name,
-            "decision": record.decision,
-            "reasons": list(record.reasons),
-            "approval_id": str(record.approval_id) if record.approval_id else None,
-            "arguments_sha256": record.arguments_sha256,
-            "tool_sha256": record.tool_sha256,
-            "catalog_version": record.catalog_version,
-            "grants_version": record.grants_version,
-            "class": record.error_class,
-            "reason": record.reason,
-            "upstream_ms": round(record.upstream_ms, 3) if record.upstream_ms is not None else None,
-        }
         event: dict[str, Any] = {
             "tenant_id": self._tenant,
             "actor_id": record.agent_id,
             "action": Action.TOOL_CALL,
-            "resource": record.grant_key or f"deployment:{record.deployment_id}",
+            "resource": call_resource(record),
             "request_id": self._request_id,
             "outcome": record.outcome,
-            "details": {k: v for k, v in details.items() if v is not None},
+            "details": call_details(record),
         }
         if self._writer is not None:
             self._writer.submit(self._db, entry_of(**event), self.pending)
