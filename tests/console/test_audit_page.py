@@ -6,7 +6,10 @@ import html
 
 import httpx2
 
+from hub.audit.actions import Action
+from hub.audit.service import record
 from hub.core.db import Database
+from hub.core.tenancy import system_scope
 from tests.console.conftest import ConsoleWorld
 from tests.console.support import ConsoleUser
 from tests.support.factories import make_platform_admin, make_principal
@@ -94,3 +97,25 @@ async def test_a_broken_chain_offers_no_anchor(
     assert page.status_code == 200, page.text
     assert "The chain is broken" in page.text
     assert 'id="anchor"' not in page.text
+
+
+async def test_a_call_never_reported_stands_out(
+    user: ConsoleUser, world: ConsoleWorld, database: Database
+) -> None:
+    """A direct-mode call whose sidecar never reported (``unreported``: it may have run) is
+    marked as a denied or failed one is, not shown plainly as a pending one is."""
+    tenant = system_scope(world.tenant_id, reason="test: a sweep's row")
+    async with database.session() as session:
+        await record(
+            session,
+            tenant_id=tenant,
+            actor_id=world.setup.admin.principal_id,
+            action=Action.TOOL_CALL,
+            resource="tool:linear.search",
+            request_id=None,
+            outcome="unreported",
+        )
+    page = await user.get(world.page("audit"), params={"outcome": "unreported"})
+    assert page.status_code == 200, page.text
+    assert "<option selected>unreported</option>" in page.text
+    assert '<span class="bad">unreported</span>' in page.text
