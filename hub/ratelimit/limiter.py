@@ -6,10 +6,17 @@ lets a burst of twice the quota through, and a refused hit costs nothing). The s
 replica, the counters in Redis under ``key_prefix``).
 
 **The storage down fails open** (a documented decision, docs/decisions.md): a Redis error or a
-call slower than ``timeout_s`` admits the request, counts ``hub_rate_limit_storage_errors_total``
-and ``hub_rate_limit_fail_open_total{kind}``, and logs a warning (once when it starts, then at most
-every ``warn_every_s``). For ``retry_s`` after a failure the storage is not asked at all, so a
-dead Redis costs requests nothing; then it is tried again, and its recovery is logged.
+Redis call slower than ``timeout_s`` admits the request, counts
+``hub_rate_limit_storage_errors_total`` and ``hub_rate_limit_fail_open_total{kind}``, and logs a
+warning (once when it starts, then at most every ``warn_every_s``). For ``retry_s`` after a
+failure the storage is not asked at all, so a dead Redis costs requests nothing; then it is tried
+again, and its recovery is logged.
+
+``memory://`` has no time bound: it lives in this process and cannot be away. Bounded as Redis
+is, a check that waited on the key's lock (the library's expiry sweep holds it across a thread
+hop) while the event loop was busy elsewhere for longer than ``timeout_s`` read as the storage
+down, and the replica admitted everything unchecked for ``retry_s``: load turned the limits off
+exactly when they matter (the soak walk, stop 51). It waits as long as the loop makes it.
 """
 
 from __future__ import annotations
@@ -111,7 +118,7 @@ class RateLimiter:
         if time.monotonic() < self._down_until:
             return self._fail_open(kind, None)
         try:
-            async with asyncio.timeout(self._timeout_s):
+            async with asyncio.timeout(self._timeout_s if self.shared else None):
                 verdicts = []
                 for name, item in policy.items:
                     allowed = await self._strategy.hit(item, kind, key)
