@@ -248,6 +248,42 @@ async def test_two_sweeps_at_once_write_one_row_each(
     assert (await _verified(client, world))["ok"]
 
 
+async def test_forgetting_is_batched_after_the_claims_and_waits_on_no_row(
+    client: httpx2.AsyncClient,
+    database: Database,
+    db_url: str,
+    world: DirectDeployed,
+    clock_control: ClockControl,
+) -> None:
+    """A review (stop 51): the rows done with were deleted in one statement before the claims,
+    in their transaction; under the worker's statement timeout a backlog (or a row another
+    transaction held) made that statement fail every run, rolling back the claims, so no
+    unreported call was audited again. Now the claims commit first, and the rows go in batches
+    that skip a row held elsewhere."""
+    for _ in range(7):
+        decided, _ = await _decide(client, world)
+        assert (await _report(client, world, decided["decision_id"])).status_code == 200
+    await _decide(client, world)  # never reported
+    clock_control.advance(DECISION_S + FORGET_S + 1)
+    held = next(row.id for row in await _rows(database) if row.state == "reported")
+    worker = Database.from_url(db_url, pool_size=1, statement_timeout_s=2)
+    try:
+        async with owner_session(database) as holder:
+            if not database.is_sqlite:  # another transaction holds one row (SQLite: one writer)
+                locked = select(DecisionOutcome.id).where(DecisionOutcome.id == held)
+                await holder.execute(locked.with_for_update())
+            audited = await asyncio.wait_for(sweep_pass(worker, forget_batch=3), 20)
+    finally:
+        await worker.dispose()
+    assert audited == 1
+    outcomes = [r.outcome for r in await audit_events(database, action="tool.call")]
+    assert sorted(outcomes) == ["success"] * 7 + ["unreported"]
+    # every row done with is gone (the one audited now too: it expired long enough ago), in
+    # batches of three, but the one held elsewhere
+    kept = [(row.state, row.id == held) for row in await _rows(database)]
+    assert kept == ([] if database.is_sqlite else [("reported", True)])
+
+
 async def test_a_decision_from_before_the_upgrade_is_reported_once(
     client: httpx2.AsyncClient,
     database: Database,

@@ -20,7 +20,11 @@ check just before it expired, and replicas' clocks a little apart.
 
 The rows of decisions reported or audited are deleted :data:`FORGET_S` after they expired, so
 the table holds about one decision lifetime of calls, and a late report of a forgotten id is
-refused by the id's own expiry long before.
+refused by the id's own expiry long before. They are deleted after the claims, in transactions of
+their own of at most :data:`FORGET_BATCH` rows, skipping rows another transaction holds: one
+unbounded ``DELETE`` before the claims, in their transaction, met the app's statement timeout
+once a backlog had grown (workers stopped a while) and rolled the claims back on every run, so
+no unreported call was audited again and the table never shrank (a review, stop 51).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Delete, Select, Table, delete, or_, select, update
+from sqlalchemy import CursorResult, Delete, Select, Table, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.audit.actions import Action
@@ -46,7 +50,15 @@ from hub.gateway.adapters.audit import call_details, call_resource
 from hub.gateway.adapters.outcomes import OPEN, UNREPORTED, record_of
 from hub.models import DecisionOutcome
 
-__all__ = ["BATCH", "FORGET_S", "GRACE_S", "JOB_KIND", "register_unreported", "sweep_pass"]
+__all__ = [
+    "BATCH",
+    "FORGET_BATCH",
+    "FORGET_S",
+    "GRACE_S",
+    "JOB_KIND",
+    "register_unreported",
+    "sweep_pass",
+]
 
 log = logging.getLogger("hub.gateway")
 
@@ -59,6 +71,8 @@ GRACE_S = 60.0
 FORGET_S = 300.0
 #: decisions claimed (and audit rows written) per transaction
 BATCH = 200
+#: rows done with deleted per transaction
+FORGET_BATCH = 1000
 
 _T = cast(Table, DecisionOutcome.__table__)
 _C = _T.c
@@ -78,11 +92,16 @@ def _past(tenant_id: TenantId, claim_before: datetime, forget_before: datetime) 
     )
 
 
-def _forget(tenant_id: TenantId, before: datetime) -> Delete:
-    """Delete the tenant's rows reported or audited that expired before ``before``."""
-    return delete(_T).where(
-        _C.tenant_id == tenant_id.value, _C.state != OPEN, _C.expires_at < before
+def _forget(tenant_id: TenantId, before: datetime, limit: int) -> Delete:
+    """Delete at most ``limit`` of the tenant's rows reported or audited that expired before
+    ``before`` (rows another transaction holds are skipped, not waited for)."""
+    batch = (
+        select(_C.id)
+        .where(_C.tenant_id == tenant_id.value, _C.state != OPEN, _C.expires_at < before)
+        .limit(limit)
+        .with_for_update(skip_locked=True)  # PostgreSQL; SQLite's write lock serialises
     )
+    return delete(_T).where(_C.tenant_id == tenant_id.value, _C.id.in_(batch.scalar_subquery()))
 
 
 async def _claim(
@@ -125,12 +144,20 @@ async def _audit(session: AsyncSession, tenant_id: TenantId, row: Any) -> None:
 
 
 async def sweep_pass(
-    db: Database, metrics: Metrics | None = None, run: JobRun | None = None, *, batch: int = BATCH
+    db: Database,
+    metrics: Metrics | None = None,
+    run: JobRun | None = None,
+    *,
+    batch: int = BATCH,
+    forget_batch: int = FORGET_BATCH,
 ) -> int:
     """Audit every tenant's decisions left open :data:`GRACE_S` past their expiry, ``batch``
-    per transaction, and forget the rows done with; how many were audited."""
+    per transaction, then forget the rows done with, ``forget_batch`` per transaction; how many
+    were audited."""
     now = clock.now()
-    sweep = _Sweep(now - timedelta(seconds=GRACE_S), now - timedelta(seconds=FORGET_S), batch)
+    sweep = _Sweep(
+        now - timedelta(seconds=GRACE_S), now - timedelta(seconds=FORGET_S), batch, forget_batch
+    )
     audited = 0
     for tenant_id in await every_tenant_id(db, reason="decisions: audit the unreported"):
         if run is not None and run.stop.is_set():
@@ -145,6 +172,7 @@ class _Sweep:
     claim_before: datetime
     forget_before: datetime
     batch: int
+    forget_batch: int
 
 
 async def _sweep_tenant(
@@ -154,18 +182,23 @@ async def _sweep_tenant(
         found = await read.execute(_past(tenant_id, sweep.claim_before, sweep.forget_before))
         if found.first() is None:
             return 0
-    audited, first = 0, True
+    audited = 0
     while run is None or not run.stop.is_set():
         async with db.session(write=True) as session:
-            if first:
-                await session.execute(_forget(tenant_id, sweep.forget_before))
             rows = await _claim(session, tenant_id, sweep.claim_before, sweep.batch)
             for row in rows:
                 await _audit(session, tenant_id, row)
         if rows and metrics is not None:  # committed
             metrics.unreported_calls.inc(len(rows))
-        audited, first = audited + len(rows), False
+        audited += len(rows)
         if len(rows) < sweep.batch:
+            break
+    while run is None or not run.stop.is_set():
+        async with db.session(write=True) as session:
+            forgotten = await session.execute(
+                _forget(tenant_id, sweep.forget_before, sweep.forget_batch)
+            )
+        if cast(CursorResult[Any], forgotten).rowcount < sweep.forget_batch:
             break
     return audited
 
