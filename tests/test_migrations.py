@@ -11,6 +11,7 @@ from sqlalchemy.sql.expression import TableClause
 from hub.core.db import create_engine
 from hub.core.migrations import downgrade
 from tests.support.databases import (
+    in_thread,
     migrate,
     scratch_url,
     table_names,
@@ -27,30 +28,12 @@ async def _tables(url: str) -> set[str]:
     return set(names) - {"alembic_version"}
 
 
-def _run_in_thread(fn: object, *args: str) -> None:
-    import threading
-
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            fn(*args)  # type: ignore[operator]
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_upgrade_to_head_then_downgrade_to_base(backend: str, tmp_path: Path) -> None:
     url = scratch_url(backend, tmp_path, "migrations")
     migrate(url)
     assert await _tables(url) == set(table_names())
-    _run_in_thread(downgrade, url, "base")
+    in_thread(downgrade, url, "base")
     assert await _tables(url) == set()
     migrate(url)
     assert await _tables(url) == set(table_names())
@@ -85,7 +68,7 @@ def test_no_model_drift(backend: str, tmp_path: Path) -> None:
 
     url = scratch_url(backend, tmp_path, "migrations")
     migrate(url)
-    _run_in_thread(command.check, alembic_config(url))  # type: ignore[arg-type]
+    in_thread(command.check, alembic_config(url))
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -124,7 +107,7 @@ async def test_0006_gives_existing_operators_and_deployers_their_new_template_gr
         sa.column("created_at", sa.DateTime(timezone=True)),
     )
     url = scratch_url(backend, tmp_path, "migrations")
-    _run_in_thread(upgrade, url, "0005")
+    in_thread(upgrade, url, "0005")
     tenant, operator, deployer = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
     now = datetime.now(UTC)
     engine = create_engine(url)
@@ -160,7 +143,7 @@ async def test_0006_gives_existing_operators_and_deployers_their_new_template_gr
                     created_at=now,
                 )
             )
-        _run_in_thread(upgrade, url, "0006")
+        in_thread(upgrade, url, "0006")
         async with engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -221,7 +204,7 @@ async def test_0201_renames_uuid_shaped_slugs_and_0202_closes_credential_types(
 
     tenants, credentials = _data_tables()
     url = scratch_url(backend, tmp_path, "migrations")
-    _run_in_thread(upgrade, url, "0007")
+    in_thread(upgrade, url, "0007")
     hexed = "7c9e6679742540de944be07fc1f90ae7"
     slugs = {
         uuid.uuid4(): "7c9e6679-7425-40de-944b-e07fc1f90ae7",
@@ -254,13 +237,13 @@ async def test_0201_renames_uuid_shaped_slugs_and_0202_closes_credential_types(
                         updated_at=now,
                     )
                 )
-        _run_in_thread(upgrade, url, "0202")
+        in_thread(upgrade, url, "0202")
         async with engine.connect() as conn:
             renamed = dict((await conn.execute(sa.select(tenants.c.id, tenants.c.slug))).all())
             rows = {
                 uuid.UUID(str(r.id)): r for r in (await conn.execute(sa.select(credentials))).all()
             }
-        _run_in_thread(downgrade, url, "0201")
+        in_thread(downgrade, url, "0201")
         async with engine.connect() as conn:
             restored = dict(
                 (await conn.execute(sa.select(credentials.c.id, credentials.c.type))).all()

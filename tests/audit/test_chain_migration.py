@@ -3,7 +3,6 @@ in (at, id) order; the result verifies."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -15,30 +14,14 @@ from hub.audit.service import verify_chain
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.migrations import upgrade
-from tests.support.databases import scratch_url
+from tests.support.databases import in_thread, scratch_url
 from tests.support.factories import scope_of
-
-
-def _upgrade(url: str, revision: str) -> None:
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            upgrade(url, revision)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_existing_rows_are_chained(backend: str, tmp_path: Path) -> None:
     url = scratch_url(backend, tmp_path, "chain")
-    _upgrade(url, "0007")
+    in_thread(upgrade, url, "0007")
     db = Database.from_url(url)
     tenants = [uuid.uuid4(), uuid.uuid4()]
     start = clock.now()
@@ -67,7 +50,7 @@ async def test_existing_rows_are_chained(backend: str, tmp_path: Path) -> None:
                     },
                 )
         await db.dispose()
-        _upgrade(url, "head")
+        in_thread(upgrade, url, "head")
         db = Database.from_url(url)
         for scope in [*(scope_of(t) for t in tenants), None]:
             result = await verify_chain(db, scope)

@@ -3,9 +3,7 @@ there are reported outcomes; downgrade takes both columns away and keeps the row
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import sqlalchemy as sa
 
 from hub.core.db import create_engine
 from hub.core.migrations import downgrade, upgrade
-from tests.support.databases import scratch_url
+from tests.support.databases import in_thread, scratch_url
 
 _TS = sa.DateTime(timezone=True)
 _TENANTS = sa.table(
@@ -33,23 +31,6 @@ _OUTCOMES = sa.table(
 )
 
 
-def _in_thread(fn: Callable[[str, str], None], url: str, revision: str) -> None:
-    """Alembic's env.py runs its own event loop: not on the test's."""
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            fn(url, revision)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-
-
 async def _columns(url: str) -> set[str]:
     engine = create_engine(url)
     try:
@@ -63,7 +44,7 @@ async def _columns(url: str) -> set[str]:
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_0908_keeps_reported_rows_and_downgrades(backend: str, tmp_path: Path) -> None:
     url = scratch_url(backend, tmp_path, "migrations")
-    _in_thread(upgrade, url, "0907")
+    in_thread(upgrade, url, "0907")
     tenant, row = uuid.uuid4(), uuid.uuid4()
     now = datetime.now(UTC)
     engine = create_engine(url)
@@ -83,12 +64,12 @@ async def test_0908_keeps_reported_rows_and_downgrades(backend: str, tmp_path: P
                     created_at=now,
                 )
             )
-        _in_thread(upgrade, url, "0908")
+        in_thread(upgrade, url, "0908")
         async with engine.connect() as conn:
             upgraded = (
                 await conn.execute(sa.text("SELECT id, state, call FROM decision_outcomes"))
             ).all()
-        _in_thread(downgrade, url, "0907")
+        in_thread(downgrade, url, "0907")
         columns = await _columns(url)
         async with engine.connect() as conn:
             kept = (await conn.execute(sa.select(_OUTCOMES.c.id))).scalars().all()

@@ -9,10 +9,10 @@ import httpx2
 import pytest
 
 from hub.core.db import Database
-from tests.gateway.support import Upstream, rpc
+from tests.gateway.support import rpc
 from tests.peers.fixtures import SdkPeerStarter
-from tests.sidecar.direct import DirectDeployed, deploy_direct
-from tests.sidecar.support import CANARY
+from tests.sidecar.decisions_support import allowed_decision, decisions_url, docs_world, report
+from tests.sidecar.direct import DirectDeployed
 from tests.support.stories import audit_events
 
 
@@ -20,45 +20,21 @@ from tests.support.stories import audit_events
 async def world(
     client: httpx2.AsyncClient, database: Database, sdk_peer: SdkPeerStarter
 ) -> DirectDeployed:
-    peer = await sdk_peer("stateless-json")
-    return await deploy_direct(
-        client, database, [Upstream("docs", peer.url, secret=CANARY)], {"docs"}
-    )
-
-
-def _url(world: DirectDeployed, *parts: str) -> str:
-    return world.setup.url("deployments", world.deployed.deployment_id, "decisions", *parts)
+    return await docs_world(client, database, sdk_peer)
 
 
 async def _decide(client: httpx2.AsyncClient, world: DirectDeployed) -> dict[str, Any]:
-    answer = await client.post(
-        _url(world),
-        json={"wire_name": "docs__echo", "arguments": {"text": "hi"}},
-        headers=world.deployed.agent.headers,
-    )
-    assert answer.status_code == 200, answer.text
-    data: dict[str, Any] = answer.json()["data"]
-    assert data["decision_id"], data  # the call may run: the sidecar runs it
+    data, _ = await allowed_decision(client, world, {"text": "hi"})
     return data
-
-
-async def _report(
-    client: httpx2.AsyncClient, world: DirectDeployed, decision_id: str
-) -> httpx2.Response:
-    return await client.post(
-        _url(world, decision_id, "outcome"),
-        json={"outcome": "success", "upstream_ms": 1.5},
-        headers=world.deployed.agent.headers,
-    )
 
 
 async def test_an_outcome_is_recorded_once(
     client: httpx2.AsyncClient, database: Database, world: DirectDeployed
 ) -> None:
     decided = await _decide(client, world)
-    first = await _report(client, world, decided["decision_id"])
+    first = await report(client, world, decided["decision_id"])
     assert first.status_code == 200, first.text
-    again = await _report(client, world, decided["decision_id"])
+    again = await report(client, world, decided["decision_id"])
     assert again.status_code == 409, again.text
     assert again.json()["error"]["reason"] == "outcome_recorded"
     calls = await audit_events(database, action="tool.call", outcome="success")
@@ -73,7 +49,7 @@ async def test_two_decisions_of_the_same_call_are_two_outcomes(
     one, two = await _decide(client, world), await _decide(client, world)
     assert one["decision_id"] != two["decision_id"]
     for decided in (one, two):
-        reported = await _report(client, world, decided["decision_id"])
+        reported = await report(client, world, decided["decision_id"])
         assert reported.status_code == 200, reported.text
     assert len(await audit_events(database, action="tool.call", outcome="success")) == 2
 
@@ -84,7 +60,7 @@ async def test_a_forged_decision_is_refused(
     decided = await _decide(client, world)
     key_id, nonce, body = decided["decision_id"].split(".")
     forged = f"{key_id}.{nonce}.{body[:-2]}AA"
-    refused = await _report(client, world, forged)
+    refused = await report(client, world, forged)
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"]["reason"] == "invalid_decision"
     assert await audit_events(database, action="tool.call", outcome="success") == []
@@ -94,11 +70,11 @@ async def test_another_spelling_of_a_reported_decision_is_refused(
     client: httpx2.AsyncClient, database: Database, world: DirectDeployed
 ) -> None:
     decided = await _decide(client, world)
-    assert (await _report(client, world, decided["decision_id"])).status_code == 200
+    assert (await report(client, world, decided["decision_id"])).status_code == 200
     key_id, nonce, body = decided["decision_id"].split(".")
     # base64 decoders skip foreign characters and spare padding: the same sealed bytes
     for spelling in (f"{key_id}.{nonce}.{body[:4]}!!{body[4:]}", f"{key_id}.{nonce}.{body}=="):
-        refused = await _report(client, world, spelling)
+        refused = await report(client, world, spelling)
         assert refused.status_code == 400, refused.text
         assert refused.json()["error"]["reason"] == "invalid_decision"
     assert len(await audit_events(database, action="tool.call", outcome="success")) == 1
@@ -117,7 +93,7 @@ async def test_decisions_count_with_the_endpoints_calls_in_tool_call(
     assert "result" in (await rpc(client, deployed, "tools/call", call)).json()
     await _decide(client, world)
     answer = await client.post(
-        _url(world),
+        decisions_url(world),
         json={"wire_name": "docs__echo", "arguments": {"text": "hi"}},
         headers=deployed.agent.headers,
     )

@@ -33,6 +33,7 @@ from tests.gateway.approvals_support import decide as decide_approval
 from tests.gateway.approvals_support import pending_id
 from tests.gateway.support import Upstream
 from tests.peers.fixtures import SdkPeerStarter
+from tests.sidecar.decisions_support import allowed_decision, decisions_url, docs_world, report
 from tests.sidecar.direct import DirectDeployed, deploy_direct
 from tests.sidecar.support import CANARY
 from tests.support.databases import owner_session
@@ -47,37 +48,12 @@ PAST_GRACE_S = DECISION_S + GRACE_S + 1
 async def world(
     client: httpx2.AsyncClient, database: Database, sdk_peer: SdkPeerStarter
 ) -> DirectDeployed:
-    peer = await sdk_peer("stateless-json")
-    return await deploy_direct(
-        client, database, [Upstream("docs", peer.url, secret=CANARY)], {"docs"}
-    )
-
-
-def _url(world: DirectDeployed, *parts: str) -> str:
-    return world.setup.url("deployments", world.deployed.deployment_id, "decisions", *parts)
+    return await docs_world(client, database, sdk_peer)
 
 
 async def _decide(client: httpx2.AsyncClient, world: DirectDeployed) -> tuple[dict[str, Any], str]:
     """A decision that lets the call run, and the request id it was made under."""
-    answer = await client.post(
-        _url(world),
-        json={"wire_name": "docs__echo", "arguments": ARGUMENTS},
-        headers=world.deployed.agent.headers,
-    )
-    assert answer.status_code == 200, answer.text
-    data: dict[str, Any] = answer.json()["data"]
-    assert data["decision_id"], data
-    return data, answer.headers["x-request-id"]
-
-
-async def _report(
-    client: httpx2.AsyncClient, world: DirectDeployed, decision_id: str
-) -> httpx2.Response:
-    return await client.post(
-        _url(world, decision_id, "outcome"),
-        json={"outcome": "success", "upstream_ms": 1.5},
-        headers=world.deployed.agent.headers,
-    )
+    return await allowed_decision(client, world, ARGUMENTS)
 
 
 async def _run_job(app: FastAPI, database: Database) -> None:
@@ -167,7 +143,7 @@ async def test_an_approved_call_never_reported_carries_its_approval(
     upstream = Upstream("docs", peer.url, secret=CANARY, effect="ask", allow_without_ask=[])
     world = await deploy_direct(client, database, [upstream], {"docs"})
     asked = await client.post(
-        _url(world),
+        decisions_url(world),
         json={"wire_name": "docs__echo", "arguments": ARGUMENTS},
         headers=world.deployed.agent.headers,
     )
@@ -192,7 +168,7 @@ async def test_a_reported_decision_gets_no_unreported_row_and_is_forgotten(
     clock_control: ClockControl,
 ) -> None:
     decided, _ = await _decide(client, world)
-    assert (await _report(client, world, decided["decision_id"])).status_code == 200
+    assert (await report(client, world, decided["decision_id"])).status_code == 200
 
     clock_control.advance(PAST_GRACE_S)
     await _run_job(app, database)
@@ -219,12 +195,12 @@ async def test_a_report_after_the_sweep_is_refused(
     clock_control.advance(PAST_GRACE_S)
     assert await sweep_pass(database) == 1
 
-    late = await _report(client, world, decided["decision_id"])
+    late = await report(client, world, decided["decision_id"])
     assert late.status_code == 400, late.text
     assert late.json()["error"]["reason"] == "invalid_decision"
 
     clock_control.advance(-PAST_GRACE_S)  # a replica whose clock is behind
-    lagging = await _report(client, world, decided["decision_id"])
+    lagging = await report(client, world, decided["decision_id"])
     assert lagging.status_code == 409, lagging.text
     assert lagging.json()["error"]["reason"] == "outcome_recorded"
     assert [r.outcome for r in await audit_events(database, action="tool.call")] == ["unreported"]
@@ -262,7 +238,7 @@ async def test_forgetting_is_batched_after_the_claims_and_waits_on_no_row(
     that skip a row held elsewhere."""
     for _ in range(7):
         decided, _ = await _decide(client, world)
-        assert (await _report(client, world, decided["decision_id"])).status_code == 200
+        assert (await report(client, world, decided["decision_id"])).status_code == 200
     await _decide(client, world)  # never reported
     clock_control.advance(DECISION_S + FORGET_S + 1)
     held = next(row.id for row in await _rows(database) if row.state == "reported")
@@ -295,8 +271,8 @@ async def test_a_decision_from_before_the_upgrade_is_reported_once(
     decided, _ = await _decide(client, world)
     async with owner_session(database) as session:
         await session.execute(delete(DecisionOutcome))
-    assert (await _report(client, world, decided["decision_id"])).status_code == 200
-    again = await _report(client, world, decided["decision_id"])
+    assert (await report(client, world, decided["decision_id"])).status_code == 200
+    again = await report(client, world, decided["decision_id"])
     assert again.status_code == 409, again.text
     clock_control.advance(PAST_GRACE_S)
     assert await sweep_pass(database) == 0

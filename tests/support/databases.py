@@ -16,8 +16,9 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -55,13 +56,14 @@ def _asyncpg_dsn(url: str, database: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
-def run_sync(coro_factory: object) -> None:
-    """Run a coroutine in a fresh thread with its own loop (no running loop may be reused)."""
+def in_thread(fn: Callable[..., object], *args: object) -> None:
+    """Call ``fn(*args)`` in a fresh thread and wait, re-raising what it raised: Alembic's env.py
+    and :func:`asyncio.run` each run an event loop of their own, never the test's."""
     error: list[BaseException] = []
 
     def target() -> None:
         try:
-            asyncio.run(coro_factory())  # type: ignore[operator]
+            fn(*args)
         except BaseException as exc:
             error.append(exc)
 
@@ -70,6 +72,11 @@ def run_sync(coro_factory: object) -> None:
     thread.join()
     if error:
         raise error[0]
+
+
+def run_sync(coro_factory: Callable[[], Coroutine[Any, Any, object]]) -> None:
+    """Run a coroutine in a fresh thread with its own loop (no running loop may be reused)."""
+    in_thread(lambda: asyncio.run(coro_factory()))
 
 
 async def _prepare_postgres(url: str) -> None:
@@ -111,19 +118,7 @@ async def settle_postgres(url: str) -> None:
 
 def migrate(url: str) -> None:
     """Run ``alembic upgrade head`` in a thread (Alembic's env.py runs its own event loop)."""
-    error: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            upgrade(url)
-        except BaseException as exc:
-            error.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if error:
-        raise error[0]
+    in_thread(upgrade, url)
 
 
 def app_url(owner_url: str) -> str:
