@@ -12,6 +12,12 @@ warning (once when it starts, then at most every ``warn_every_s``). For ``retry_
 failure the storage is not asked at all, so a dead Redis costs requests nothing; then it is tried
 again, and its recovery is logged.
 
+A Redis call past the bound is the storage down only once such timeouts span the bound itself
+(a Redis that stays slow): a stall of this process's event loop (a heavy request, GC, a starved
+host) times out every check waiting at that moment, all at once, and only those are admitted
+unchecked; read as Redis down, it had admitted everything for ``retry_s`` after it. A refused
+connection or a Redis error is down at once, as before.
+
 ``memory://`` has no time bound: it lives in this process and cannot be away. Bounded as Redis
 is, a check that waited on the key's lock (the library's expiry sweep holds it across a thread
 hop) while the event loop was busy elsewhere for longer than ``timeout_s`` read as the storage
@@ -104,6 +110,7 @@ class RateLimiter:
         self._retry_s = retry_s
         self._warn_every_s = warn_every_s
         self._down_until = 0.0  # monotonic; storage not asked before then
+        self._slow_since: float | None = None  # monotonic; the first timeout of a run of them
         self._down = False
         self._last_warning = -math.inf
 
@@ -126,8 +133,11 @@ class RateLimiter:
                     verdicts.append((name, allowed, stats.remaining, stats.reset_time))
                     if not allowed:
                         break  # the later windows are not charged for a refused request
-        except Exception as exc:  # any storage failure: Redis down, slow, refusing, …
+        except TimeoutError as exc:
+            return self._timed_out(kind, exc)
+        except Exception as exc:  # any other storage failure: Redis down, refusing, …
             return self._fail_open(kind, exc)
+        self._slow_since = None
         self._recovered()
         now = time.time()
         name, allowed, remaining, reset_at = min(verdicts, key=lambda v: (v[1], v[2]))
@@ -142,6 +152,19 @@ class RateLimiter:
         headers["Retry-After"] = retry_after_field(retry)
         self._metrics.rate_limited.labels(kind=kind).inc()
         return Decision(False, kind, retry, headers)
+
+    def _timed_out(self, kind: str, exc: Exception) -> Decision:
+        """A check past the bound: admitted unchecked; the storage down only once timeouts have
+        gone on for the bound itself (not the checks one stall of the loop cut at once)."""
+        now = time.monotonic()
+        if self._slow_since is None:
+            self._slow_since = now
+        if now - self._slow_since < self._timeout_s:
+            self._metrics.rate_limit_fail_open.labels(kind=kind).inc()
+            self._metrics.rate_limit_storage_errors.inc()
+            return Decision.admitted(kind)
+        self._slow_since = None
+        return self._fail_open(kind, exc)
 
     def _fail_open(self, kind: str, exc: Exception | None) -> Decision:
         self._metrics.rate_limit_fail_open.labels(kind=kind).inc()
