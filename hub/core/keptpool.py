@@ -24,7 +24,10 @@ connection still happens to every kept one, at most a little later:
   kept connection goes back first, so the invalidation reaches them at their next checkout instead
   of each failing a request of its own; a plain read that finds its connection closed gives the
   kept ones back too (:mod:`hub.core.plainreads`);
-- disposing of the pool (the engine's ``dispose``) gives them back first, to be closed with it.
+- disposing of the pool (the engine's ``dispose``) gives them back first, to be closed with it;
+- while a checkout waits in the queue (:class:`~hub.core.fairqueue.FairQueue`, first come first
+  served), kept connections go back to it and none is kept or taken: a plain read would
+  otherwise take a connection past everyone waiting.
 
 Plain reads run outside any transaction (asyncpg runs each statement on its own), so a kept
 connection has nothing for the pool's reset on return to undo; a read that failed gives its
@@ -41,6 +44,8 @@ from time import monotonic
 from typing import Any
 
 from sqlalchemy.pool import AsyncAdaptedQueuePool, ConnectionPoolEntry, PoolProxiedConnection
+
+from hub.core.fairqueue import FairQueue
 
 __all__ = ["KEEP_SECONDS", "KeepingPool", "now"]
 
@@ -59,6 +64,7 @@ class KeepingPool(AsyncAdaptedQueuePool):
     #: log where the pool it replaces logs: under ``sqlalchemy`` (WARNING unless ``echo_pool``),
     #: not under ``hub`` (INFO), where "Pool disposed" lines would reach the hub's own output
     _sqla_logger_namespace = "sqlalchemy.pool.impl.AsyncAdaptedQueuePool"
+    _queue_class = FairQueue[ConnectionPoolEntry]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -68,6 +74,9 @@ class KeepingPool(AsyncAdaptedQueuePool):
 
     def take(self) -> tuple[PoolProxiedConnection, float] | None:
         """A kept connection and when it was checked out, or None (check one out instead)."""
+        if self._others_wait():
+            self.give_back()
+            return None
         kept = self._kept
         while kept:
             connection, since = kept.pop()
@@ -81,12 +90,17 @@ class KeepingPool(AsyncAdaptedQueuePool):
         in: when it is no longer valid, was checked out too long ago or enough are kept."""
         if (
             connection.is_valid
+            and not self._others_wait()
             and len(self._kept) < self._keep_at_most
             and now() - since < KEEP_SECONDS
         ):
             self._kept.append((connection, since))
         else:
             connection.close()
+
+    def _others_wait(self) -> bool:
+        queue = self._pool
+        return isinstance(queue, FairQueue) and queue.waiting()
 
     def kept(self) -> int:
         """How many connections are kept now."""
