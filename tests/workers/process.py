@@ -57,7 +57,10 @@ def main() -> None:
         shutdown_grace_s=10,
     )
     _append(log, f"ready - {os.getpid()}")
-    sys.exit(asyncio.run(run_workers(settings, registry(log, lease_s), Metrics())))
+    status = asyncio.run(run_workers(settings, registry(log, lease_s), Metrics()))
+    # when the hub's part ended (jobs stopped, pool closed), before the interpreter's teardown
+    _append(log, f"exited - {os.getpid()}")
+    sys.exit(status)
 
 
 if __name__ == "__main__":

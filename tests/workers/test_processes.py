@@ -142,10 +142,12 @@ async def test_sigterm_lets_the_current_job_finish_and_exits_0(
 
         await _wait(started, 20)
         proc.send_signal(signal.SIGTERM)
-        signalled = time.monotonic()
+        signalled = time.time()  # the log's clock
         returncode = await asyncio.to_thread(proc.wait, 20)
-        elapsed = time.monotonic() - signalled
     assert returncode == 0
     assert [fields[1] for fields in _lines(log, "done")] == ["current"]  # finished, not cut
     assert not await jobs_left(database)
-    assert elapsed < 3 + 1.5  # the job's own 3 s, not the 10 s grace
+    # the job's own 3 s, not the 10 s grace: up to when run_workers returned (the interpreter's
+    # teardown after it took up to 2 s on a loaded two-core CI machine, and is not the hub's)
+    [[_, _, _, exited]] = _lines(log, "exited")
+    assert float(exited) - signalled < 3 + 1.5
