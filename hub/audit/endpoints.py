@@ -17,9 +17,7 @@ chain (events without a tenant: the platform admin's keys, bootstrap) is at ``/p
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import AsyncIterator
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -155,15 +153,7 @@ def _verified(result: service.Verification) -> Envelope[AuditVerifyRead]:
 
 
 def _ndjson(db: Database, tenant_id: TenantId | None, filters: AuditFilters) -> StreamingResponse:
-    async def lines() -> AsyncIterator[bytes]:
-        async for rows in service.export_events(db, tenant_id, filters):
-            chunk = "".join(
-                json.dumps(AuditEventRead.model_validate(row).model_dump(mode="json")) + "\n"
-                for row in rows
-            )
-            yield chunk.encode()
-
-    return StreamingResponse(lines(), media_type=NDJSON)
+    return StreamingResponse(service.export_lines(db, tenant_id, filters), media_type=NDJSON)
 
 
 @router.get("", name="audit.list")
