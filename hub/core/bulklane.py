@@ -2,10 +2,11 @@
 
 Walking or exporting a long audit chain is CPU work done on the event loop, batch after batch:
 per 500 rows about 8 ms decoding the rows, 7 ms hashing them and 8 ms serialising them (measured
-on PostgreSQL, stop 52). The hub reads 200 at a time since. Each batch is one slice of the loop that nothing else runs during.
-Ten such requests at once (within one tenant's REST limit) kept ten slices in the loop's ready
-queue ahead of every other request's next step: a noisy-neighbour walk measured another tenant's
-p50 at 612 ms on a slow machine, 83 ms on a faster one, against 4 ms alone.
+on PostgreSQL, stop 52; the hub reads 200 at a time since). Each batch is one slice of the loop
+that nothing else runs during. Ten such requests at once (within one tenant's REST limit) kept
+ten slices in the loop's ready queue ahead of every other request's next step: a
+noisy-neighbour walk measured another tenant's p50 at 612 ms on a slow machine, 83 ms on a
+faster one, against 4 ms alone.
 
 Here every bulk step takes a turn of the lane first: at most :data:`WIDTH` steps hold one at
 once, and the others wait in the order they asked (:class:`asyncio.Semaphore` wakes its waiters
