@@ -16,6 +16,7 @@ from hub.core.docs import install_docs
 from hub.core.fastlane import install_fast_lanes
 from hub.core.handlers import install_exception_handlers
 from hub.core.logging import install_log_redaction
+from hub.core.looplag import LoopLag
 from hub.core.metrics import Metrics
 from hub.core.middleware import RequestEdgeMiddleware
 from hub.core.openapi import install_openapi
@@ -49,13 +50,18 @@ def create_app(
             pool_size=settings.database_pool_size,
             statement_timeout_s=settings.database_statement_timeout_s,
         )
+        metrics = components.get(Metrics)
+        db.observe_pool_waits(metrics.pool_waited)
         app.state.db = db
         workers = components.get(Workers)
         if settings.workers:
             await workers.start(db, settings.database_url)
+        lag = LoopLag(metrics.loop_lag.observe)
+        lag.start()
         try:
             yield
         finally:
+            await lag.stop()  # first: nothing after it may leave its task pending
             # after uvicorn drained the requests (HUB_SHUTDOWN_GRACE_S): audit rows still queued
             # are written, the jobs in flight finish their current run (hub serve asked them to
             # stop at SIGTERM already)
@@ -66,6 +72,8 @@ def create_app(
                 await components.get(Fetcher).aclose()
             if database is None:
                 await db.dispose()
+            else:  # the caller's: it outlives this app, which no longer counts its waits
+                db.observe_pool_waits(None)
 
     app = FastAPI(
         title="MCP Hub",

@@ -44,6 +44,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
 from hub.core import plainreads, rls, sqlite
+from hub.core.fairqueue import WaitObserver
 from hub.core.keptpool import KeepingPool
 from hub.core.statements import PLAIN_READS
 
@@ -169,14 +170,20 @@ def _connect_args(statement_timeout_s: float) -> dict[str, Any]:
 
 
 def create_engine(
-    url: str, *, pool_size: int = 10, echo: bool = False, statement_timeout_s: float = 0
+    url: str,
+    *,
+    pool_size: int = 10,
+    echo: bool = False,
+    statement_timeout_s: float = 0,
+    pool_wait_s: float = POOL_WAIT_S,
 ) -> AsyncEngine:
     """An async engine for ``url`` with the hub's per-backend configuration.
 
     ``statement_timeout_s`` (PostgreSQL; 0: none) is the app's
     (``HUB_DATABASE_STATEMENT_TIMEOUT_S``); maintenance commands and migrations keep the default,
     none. SQLite's writers wait
-    ``SQLITE_BUSY_TIMEOUT_MS`` for the write lock, then fail (a 503) already."""
+    ``SQLITE_BUSY_TIMEOUT_MS`` for the write lock, then fail (a 503) already. ``pool_wait_s``
+    (PostgreSQL) is how long a checkout waits for a connection: ``POOL_WAIT_S`` but in tests."""
     if url.startswith("sqlite"):
         return _sqlite_engine(url, pool_size=pool_size, echo=echo)
     # No pre-ping: it is a round trip on every checkout. A connection the server dropped fails
@@ -193,7 +200,7 @@ def create_engine(
         pool_recycle=1800,
         pool_use_lifo=True,
         poolclass=KeepingPool,
-        pool_timeout=POOL_WAIT_S,
+        pool_timeout=pool_wait_s,
         connect_args=_connect_args(statement_timeout_s),
         **_pool_limits(pool_size),
     )
@@ -305,6 +312,14 @@ class Database:
                 yield session
             finally:
                 await session.rollback()
+
+    def observe_pool_waits(self, observer: WaitObserver | None) -> None:
+        """Tell ``observer`` how long each checkout that found every connection busy waited, and
+        whether it ran out of time (None: stop). PostgreSQL's pool only: SQLite's plain reads
+        have a connection of their own (:mod:`hub.core.keptpool`), and its pool is SQLAlchemy's."""
+        pool = self.engine.sync_engine.pool
+        if isinstance(pool, KeepingPool):
+            pool.observe_waits(observer)
 
     async def ping(self) -> None:
         """Raise if the database cannot answer a trivial query."""

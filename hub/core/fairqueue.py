@@ -14,20 +14,30 @@ Here a check-in hands the connection to the longest waiter directly, and a check
 behind anyone already waiting, so a connection goes to waiters in the order they came. Written
 here because neither SQLAlchemy nor asyncio has a fair queue; :mod:`hub.core.keptpool` keeps
 connections for plain reads outside the queue, and gives them up while anyone waits in it.
+
+A wait is the one moment a checkout is held up by the pool, so the queue tells an observer
+(:attr:`FairQueue.observer`, set through the pool: ``hub_db_pool_wait_seconds`` and
+``hub_db_pool_timeouts_total``) how long each wait lasted and whether it ran out; a checkout served
+at once costs nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import TypeVar
 
 from sqlalchemy.util.concurrency import await_
 from sqlalchemy.util.queue import AsyncAdaptedQueue, Empty
 
-__all__ = ["FairQueue"]
+__all__ = ["FairQueue", "WaitObserver"]
 
 _T = TypeVar("_T")
+
+#: told of a wait that ended: the seconds it lasted, and whether it ran out of time (no
+#: connection: the pool raises its timeout, the request answers 503); it must not raise
+WaitObserver = Callable[[float, bool], None]
 
 
 class FairQueue(AsyncAdaptedQueue[_T]):
@@ -36,6 +46,8 @@ class FairQueue(AsyncAdaptedQueue[_T]):
     def __init__(self, maxsize: int = 0, use_lifo: bool = False) -> None:
         super().__init__(maxsize, use_lifo)
         self._waiters: deque[asyncio.Future[_T]] = deque()
+        #: told of every wait that ended, whatever ended it (never of a checkout served at once)
+        self.observer: WaitObserver | None = None
 
     def waiting(self) -> bool:
         """Whether a checkout is waiting for a connection (asked on every plain read: the line
@@ -64,17 +76,23 @@ class FairQueue(AsyncAdaptedQueue[_T]):
         return await_(self._wait(wait_s=timeout))
 
     async def _wait(self, *, wait_s: float | None) -> _T:
-        waiter: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[_T] = loop.create_future()
         self._waiters.append(waiter)
+        began, ran_out = loop.time(), False
         try:
             # shielded: the waiter is this queue's to settle, whatever ends the wait
             return await asyncio.wait_for(asyncio.shield(waiter), wait_s)
         except TimeoutError:
+            ran_out = True
             self._give_up(waiter)
             raise Empty() from None  # the pool's "limit reached, timed out"
         except BaseException:  # cancelled
             self._give_up(waiter)
             raise
+        finally:
+            if self.observer is not None:
+                self.observer(loop.time() - began, ran_out)
 
     def _give_up(self, waiter: asyncio.Future[_T]) -> None:
         """End a wait that stopped: a connection handed over meanwhile goes to the next waiter

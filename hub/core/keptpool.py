@@ -29,6 +29,9 @@ connection still happens to every kept one, at most a little later:
   served), kept connections go back to it and none is kept or taken: a plain read would
   otherwise take a connection past everyone waiting.
 
+The queue's waits are what the app observes of the pool (:meth:`KeepingPool.observe_waits`); the
+observer set here survives the engine's ``dispose``, which recreates the pool.
+
 Plain reads run outside any transaction (asyncpg runs each statement on its own), so a kept
 connection has nothing for the pool's reset on return to undo; a read that failed gives its
 connection back rather than keeping it. Everything runs on the event loop's thread.
@@ -41,11 +44,11 @@ events) for everything else.
 from __future__ import annotations
 
 from time import monotonic
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.pool import AsyncAdaptedQueuePool, ConnectionPoolEntry, PoolProxiedConnection
 
-from hub.core.fairqueue import FairQueue
+from hub.core.fairqueue import FairQueue, WaitObserver
 
 __all__ = ["KEEP_SECONDS", "KeepingPool", "now"]
 
@@ -71,6 +74,20 @@ class KeepingPool(AsyncAdaptedQueuePool):
         # (connection, when it was checked out of the queue), the most recently kept last
         self._kept: list[tuple[PoolProxiedConnection, float]] = []
         self._keep_at_most = max(1, self.size())
+        self._observer: WaitObserver | None = None
+
+    def observe_waits(self, observer: WaitObserver | None) -> None:
+        """Tell ``observer`` of every checkout that waited in the queue (None: of none)."""
+        self._observer = observer
+        if isinstance(self._pool, FairQueue):
+            self._pool.observer = observer
+
+    def recreate(self) -> KeepingPool:
+        # the engine's dispose replaces its pool with this one's recreation: the app's
+        # observer goes with it, as SQLAlchemy carries the pool's event listeners over
+        pool = cast(KeepingPool, super().recreate())
+        pool.observe_waits(self._observer)
+        return pool
 
     def take(self) -> tuple[PoolProxiedConnection, float] | None:
         """A kept connection and when it was checked out, or None (check one out instead)."""

@@ -21,6 +21,10 @@ __all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DRIFT_KINDS = ("changed", "gone", "renamed")  # hub.drift.compare's kinds: always exported
+#: a pool wait, from a few checkouts ahead to the pool's whole POOL_WAIT_S (30 s: a 503)
+POOL_WAIT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30)
+#: how late the loop ran a timer, from a busy moment to a loop held for seconds
+LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 
 class Metrics:
@@ -144,6 +148,35 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+
+        # contention within the replica: the database pool's queue (hub.core.fairqueue, told
+        # through pool_waited) and the event loop (hub.core.looplag)
+        self.pool_wait = Histogram(
+            "hub_db_pool_wait_seconds",
+            "Time a database checkout that found every connection busy waited in the pool's "
+            "queue, until it got one, ran out of time or was cancelled (PostgreSQL).",
+            registry=self.registry,
+            buckets=POOL_WAIT_BUCKETS,
+        )
+        self.pool_timeouts = Counter(
+            "hub_db_pool_timeouts",
+            "Database checkouts that waited the pool's whole timeout and got no connection "
+            "(their requests answered 503).",
+            registry=self.registry,
+        )
+        self.loop_lag = Histogram(
+            "hub_event_loop_lag_seconds",
+            "How late the event loop ran a timer: work holding the loop delays every request.",
+            registry=self.registry,
+            buckets=LOOP_LAG_BUCKETS,
+        )
+
+    def pool_waited(self, waited_s: float, ran_out: bool) -> None:
+        """A checkout's wait in the pool's queue ended (a :data:`hub.core.fairqueue.WaitObserver`):
+        after ``waited_s``, with no connection if it ``ran_out``."""
+        self.pool_wait.observe(waited_s)
+        if ran_out:
+            self.pool_timeouts.inc()
 
     def set_rotation_backlog(self, remaining: Mapping[str, int]) -> None:
         """Fields per key id; a key id seen before and absent now reads 0 (with several

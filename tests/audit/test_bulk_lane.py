@@ -5,7 +5,8 @@ serialising them. Ten such requests used to put ten such slices ahead of every o
 next step. Here a probe task ticks on the same loop (``sleep(0)``: once per loop iteration)
 while several walks and exports of a chain of many batches run through the app, and the bulk
 slices that ran between two ticks are counted, each by the task that ran it: never more than the
-lane's width, and never a batch's decoding and its hashing or serialising in one slice. Counted, not timed: the loop's order decides it, not the machine's speed.
+lane's width, and never a batch's decoding and its hashing or serialising in one slice. Counted,
+not timed: the loop's order decides it, not the machine's speed.
 """
 
 from __future__ import annotations
