@@ -59,6 +59,7 @@ class LineWriter:
         os.register_at_fork(after_in_child=self._start)
 
     def _start(self) -> None:
+        self._closed = False
         self._lines: deque[str | None] = deque()
         self._wake = threading.Event()
         self._dropped = 0
@@ -79,7 +80,14 @@ class LineWriter:
             self._wake.set()
 
     def flush(self, timeout: float = DRAIN_S) -> bool:
-        """Wait until every line queued so far is written; False if ``timeout`` passed first."""
+        """Wait until every line queued so far is written; False if ``timeout`` passed first.
+
+        Once closed, no line will be written: whether any is left is answered at once.
+        ``logging.shutdown`` flushes every handler at exit after :meth:`close` ran (``atexit``
+        calls the later registration first), and waited :data:`DRAIN_S` for a thread that had
+        stopped: every ``hub`` process took 2 s longer to exit."""
+        if self._closed:
+            return not self._lines
         marker = _Marker(threading.Event())
         self._append(marker)
         return marker.done.wait(timeout)
@@ -88,6 +96,7 @@ class LineWriter:
         """Write what is queued (for at most :data:`DRAIN_S`), then stop the thread; a stalled
         reader leaves the daemon thread to end with the process."""
         atexit.unregister(self.close)
+        self._closed = True
         if self._thread.is_alive():
             self._append(None)
             self._thread.join(DRAIN_S)

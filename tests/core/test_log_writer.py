@@ -144,3 +144,23 @@ def test_a_forked_process_writes_its_own_lines(pipe: tuple[int, int]) -> None:
     writer.close()
     os.close(write)
     assert _read_all(read) == ["parent", "child"]
+
+
+def test_a_flush_after_close_answers_at_once(pipe: tuple[int, int]) -> None:
+    """At exit ``logging.shutdown`` flushes the handler after the writer closed (``atexit`` runs
+    the later registration first): the flush waited its whole timeout for a thread that had
+    stopped, and every ``hub`` process took 2 s longer to exit."""
+    read, write = pipe
+    writer = LineWriter(os.fdopen(write, "w", closefd=False))
+    handler = QueuedLineHandler(writer)
+    writer.put("before close")
+    writer.close()
+    flushed: list[bool] = []
+    flusher = threading.Thread(target=lambda: flushed.append(writer.flush(timeout=60)))
+    flusher.start()
+    handler.flush()  # what logging.shutdown calls
+    flusher.join(1.5)
+    assert not flusher.is_alive(), "a flush after close waited for a writer that had stopped"
+    assert flushed == [True]  # the line queued before close was written
+    os.close(write)
+    assert _read_all(read) == ["before close"]
