@@ -61,6 +61,7 @@ from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.mcp.server.answers import HttpAnswer, RpcError, error_message
 from hub.mcp.server.dispatcher import answer_each, dispatch, parse_body
+from hub.mcp.server.legacy import BatchProgress
 from hub.ratelimit import RateLimiter
 from hub.upstream import UpstreamContext
 
@@ -140,11 +141,11 @@ def _cut_by_shutdown(request: Request) -> bool:
     return True
 
 
-def _stopping(raw: Any, *, dispatched: bool) -> HttpAnswer:
-    """The answer to a request cut short by the hub's shutdown: HTTP 503 and JSON-RPC
-    ``50300``, class ``unavailable``, reason :data:`HUB_STOPPING`, for every request of the
-    body (each with its id); the message says whether the call may have run (``dispatched``:
-    its upstream leg may have begun; the audit row of the call says ``cancelled``).
+def _stopping_error(*, dispatched: bool) -> RpcError:
+    """The error of a request cut short by the hub's shutdown: JSON-RPC ``50300`` at HTTP 503,
+    class ``unavailable``, reason :data:`HUB_STOPPING`; the message says whether the call may
+    have run (``dispatched``: its upstream leg may have begun; the audit row of the call says
+    ``cancelled``).
 
     uvicorn's own answer was a ``text/plain`` 500, which no MCP client reads as an answer (the
     sidecar took it for a hub that gave none). The endpoint's answer for the hub unavailable is
@@ -159,10 +160,24 @@ def _stopping(raw: Any, *, dispatched: bool) -> HttpAnswer:
         if dispatched
         else "the hub is shutting down: the request did not run"
     )
-    error = RpcError(
+    return RpcError(
         UNAVAILABLE, message, {"class": "unavailable", "reason": HUB_STOPPING}, status=503
     )
-    return answer_each(raw, error)
+
+
+def _stopping(raw: Any, *, dispatched: bool) -> HttpAnswer:
+    """The answer to a request cut short by the hub's shutdown: :func:`_stopping_error` for
+    every request of the body, each with its id."""
+    return answer_each(raw, _stopping_error(dispatched=dispatched))
+
+
+def _cut_batch(raw: list[Any], progress: BatchProgress) -> HttpAnswer:
+    """A batch (2025-03-26) cut short by the hub's shutdown: the answers of the messages it
+    had run, the request running then "may have run", each after it "did not run" (they run
+    one after the other). Every request of it used to get "may have run" at 503, the answers
+    of calls that had run included: an agent repeating them would run them twice."""
+    running, not_run = _stopping_error(dispatched=True), _stopping_error(dispatched=False)
+    return progress.cut(raw, running, not_run)
 
 
 def _origin_allowed(request: Request, settings: Settings) -> bool:
@@ -349,11 +364,15 @@ async def _serve(request: Request, t: str, d: str) -> Response:
 async def _dispatched(request: Request, host: GatewayHost, raw: Any) -> HttpAnswer | None:
     """The dispatch's answer (None: the agent went away, its calls cancelled), or
     :func:`_stopping`'s when the end of the shutdown grace cut it short."""
+    progress = BatchProgress() if isinstance(raw, list) else None
     try:
-        return await unless_gone(request.receive, dispatch(host, raw, _headers(request)))
+        answer = dispatch(host, raw, _headers(request), progress)
+        return await unless_gone(request.receive, answer)
     except asyncio.CancelledError:
         if not _cut_by_shutdown(request):
             raise
+        if isinstance(raw, list) and progress is not None and progress.running >= 0:
+            return _cut_batch(raw, progress)
         return _stopping(raw, dispatched=True)
 
 

@@ -4,9 +4,11 @@ At SIGTERM uvicorn lets the requests in flight run for ``HUB_SHUTDOWN_GRACE_S``,
 them; a request cancelled before it answered got uvicorn's own ``500 Internal Server Error``
 (``text/plain``), which no MCP client reads as an answer. The agent now gets the endpoint's
 ``unavailable`` error (``50300``, HTTP 503) saying the hub is shutting down and the call's outcome
-is unknown, in both eras (each request of a batch its own), and the call's audit row still says
-``cancelled``; a request cut before it was dispatched (its body still arriving) is told it did not
-run. A real ``hub serve`` and a real upstream whose ``tools/call`` hangs past the grace.
+is unknown, in both eras (each request of a batch its own; in a batch cut part way, the messages
+it had run are answered and those after the one running are told they did not run), and the
+call's audit row still says ``cancelled``; a request cut before it was dispatched (its body still
+arriving) is told it did not run. A real ``hub serve`` and a real upstream whose ``tools/call``
+hangs past the grace.
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ NOT_RUN = {
 BATCH = [
     {"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "up__echo"}},
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+#: a batch cut in its second message: the first was answered, the third never ran
+BATCH_PART_RUN = [
+    {"jsonrpc": "2.0", "id": 30, "method": "ping"},
+    {"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {"name": "up__echo"}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 32, "method": "tools/call", "params": {"name": "up__echo"}},
 ]
 
 
@@ -117,6 +126,7 @@ async def test_a_call_cut_by_the_end_of_the_grace_gets_a_json_rpc_answer(
         "HUB_ALLOW_LOOPBACK": "true",
         "HUB_SHUTDOWN_GRACE_S": str(GRACE_S),
         "HUB_API_KEY_PEPPER": TEST_PEPPER,  # the tenant admin is written by this test's factories
+        "HUB_EGRESS_MAX_PER_TENANT_ORIGIN": "8",  # five calls hang on the peer at once
     }
     env = hub_env(tmp_path, port, **settings)
     await asyncio.to_thread(hub_command, tmp_path, port, "db", "upgrade", **settings)
@@ -139,12 +149,19 @@ async def test_a_call_cut_by_the_end_of_the_grace_gets_a_json_rpc_answer(
             batch = asyncio.create_task(  # 2025-03-26: a call and a notification in one body
                 http.post(deployed.url, json=BATCH, headers=deployed.headers)
             )
-            while peer.count("tools/call") < len(calls) + 1:  # noqa: ASYNC110 (no event to wait on)
+            part_run = asyncio.create_task(
+                http.post(deployed.url, json=BATCH_PART_RUN, headers=deployed.headers)
+            )
+            hanging = len(calls) + 2
+            deadline = time.monotonic() + 30
+            while peer.count("tools/call") < hanging:
+                assert time.monotonic() < deadline, (peer.count("tools/call"), _log(tmp_path))
                 await asyncio.sleep(0.02)
             proc.send_signal(signal.SIGTERM)
             signalled = time.monotonic()
             answers = {era: await call for era, call in calls.items()}
             batched = await batch
+            partly = await part_run
             answered = time.monotonic() - signalled
             cut_early = await _answer_of(half_sent)
         returncode = await asyncio.to_thread(proc.wait, GRACE_S + 10)
@@ -160,9 +177,16 @@ async def test_a_call_cut_by_the_end_of_the_grace_gets_a_json_rpc_answer(
         assert answer.json() == {"jsonrpc": "2.0", "id": n, "error": STOPPING}, era
     assert batched.status_code == 503, batched.text
     assert batched.json() == [{"jsonrpc": "2.0", "id": 20, "error": STOPPING}]  # one per request
+    # what had run is answered (at 200: a client reads it), what had not is told it did not run
+    assert partly.status_code == 200, partly.text
+    assert partly.json() == [
+        {"jsonrpc": "2.0", "id": 30, "result": {}},
+        {"jsonrpc": "2.0", "id": 31, "error": STOPPING},
+        {"jsonrpc": "2.0", "id": 32, "error": NOT_RUN},
+    ]
     assert answered < GRACE_S + 1.5
     assert cut_early == (503, {"jsonrpc": "2.0", "id": None, "error": NOT_RUN})
     assert returncode == 0, _log(tmp_path)
-    assert len(rows) == len(calls) + 1
+    assert len(rows) == len(calls) + 2  # the batches' calls that ran; id 32 never did
     for row in rows:
         assert (row.outcome, row.details["reason"]) == ("failed", "cancelled"), row.details

@@ -24,6 +24,7 @@ __all__ = [
     "RpcError",
     "ToolsHandler",
     "error_message",
+    "request_id_of",
     "result_message",
 ]
 
@@ -117,3 +118,12 @@ class ToolsHandler(Protocol):
     ) -> dict[str, Any] | InputRequired:
         """The call's result; an :class:`InputRequired` only for a 2026-07-28 request."""
         ...
+
+
+def request_id_of(raw: Any) -> Any:
+    """The id of a single JSON-RPC request, to echo on an error about the whole request."""
+    if isinstance(raw, dict):
+        request_id = raw.get("id")
+        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            return request_id
+    return None

@@ -16,8 +16,14 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from hub.core import portable_json
 from hub.egress.responses import MAX_JSON_DEPTH
-from hub.mcp.server.answers import HttpAnswer, RpcError, ToolsHandler, error_message
-from hub.mcp.server.legacy import handle_legacy
+from hub.mcp.server.answers import (
+    HttpAnswer,
+    RpcError,
+    ToolsHandler,
+    error_message,
+    request_id_of,
+)
+from hub.mcp.server.legacy import BatchProgress, handle_legacy
 from hub.mcp.server.messages import PARSE_ERROR
 from hub.mcp.server.modern import handle_modern, unsupported_version
 from hub.mcp.wire import HEADER_MISMATCH, LEGACY_VERSIONS, MODERN_VERSIONS
@@ -87,15 +93,6 @@ def arguments_problem(arguments: Any) -> str | None:
     return None
 
 
-def request_id_of(raw: Any) -> Any:
-    """The id of a single JSON-RPC request, to echo on an error about the whole request."""
-    if isinstance(raw, dict):
-        request_id = raw.get("id")
-        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-            return request_id
-    return None
-
-
 def answer_each(raw: Any, error: RpcError) -> HttpAnswer:
     """``error`` as the answer to the request ``raw`` (a parsed body the hub will not answer
     otherwise), with its HTTP status and headers: for a batch, one error per request in it,
@@ -119,8 +116,14 @@ def _carries_modern_meta(raw: Any) -> bool:
     return False
 
 
-async def dispatch(handler: ToolsHandler, raw: Any, headers: Mapping[str, str]) -> HttpAnswer:
-    """Answer one parsed POST body; ``headers`` have lower-case names."""
+async def dispatch(
+    handler: ToolsHandler,
+    raw: Any,
+    headers: Mapping[str, str],
+    progress: BatchProgress | None = None,
+) -> HttpAnswer:
+    """Answer one parsed POST body; ``headers`` have lower-case names; a batch records how
+    far it got in ``progress``."""
     version = headers.get("mcp-protocol-version")
     if version in MODERN_VERSIONS:
         return await handle_modern(handler, raw, version, headers)
@@ -130,8 +133,8 @@ async def dispatch(handler: ToolsHandler, raw: Any, headers: Mapping[str, str]) 
                 HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version is required", status=400
             )
             return HttpAnswer(400, error_message(request_id_of(raw), error))
-        return await handle_legacy(handler, raw, None, headers)
+        return await handle_legacy(handler, raw, None, headers, progress)
     if version in LEGACY_VERSIONS:
-        return await handle_legacy(handler, raw, version, headers)
+        return await handle_legacy(handler, raw, version, headers, progress)
     error = unsupported_version(version)
     return HttpAnswer(400, error_message(request_id_of(raw), error))

@@ -22,6 +22,7 @@ whole HTTP request (the endpoint does that before dispatching); any other batch 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from hub.mcp.server.answers import (
@@ -31,13 +32,14 @@ from hub.mcp.server.answers import (
     RpcError,
     ToolsHandler,
     error_message,
+    request_id_of,
     result_message,
 )
 from hub.mcp.server.messages import INTERNAL_ERROR, INVALID_PARAMS, Message, parse_message
 from hub.mcp.server.pagination import check_no_cursor
 from hub.mcp.wire import INVALID_REQUEST, LEGACY_VERSIONS, METHOD_NOT_FOUND
 
-__all__ = ["BATCH_VERSION", "DEFAULT_VERSION", "MAX_BATCH", "handle_legacy"]
+__all__ = ["BATCH_VERSION", "DEFAULT_VERSION", "MAX_BATCH", "BatchProgress", "handle_legacy"]
 
 MAX_BATCH: Final = 20
 BATCH_VERSION: Final = "2025-03-26"  # the only revision with batches
@@ -114,22 +116,56 @@ async def _one(
         return error_message(message.id, error), error.headers
 
 
+@dataclass
+class BatchProgress:
+    """How far a batch got, for whoever cuts it short: the answers of the messages done, the
+    headers they added, and the index of the message running (-1: none started)."""
+
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    running: int = -1
+
+    def cut(self, raw: list[Any], running: RpcError, not_run: RpcError) -> HttpAnswer:
+        """The batch's answer once it was cut short: the answers of the messages done, then
+        ``running`` for the request that was running and ``not_run`` for each after it (a
+        notification gets none). HTTP 200 when a message was done (a client reads its answer;
+        at 503 an SDK client reads none), else ``running``'s status."""
+        answers = list(self.answers)
+        for index in range(max(self.running, 0), len(raw)):
+            request_id = request_id_of(raw[index])
+            if request_id is not None:
+                error = running if index == self.running else not_run
+                answers.append(error_message(request_id, error))
+        if self.answers:
+            return HttpAnswer(200, answers, self.headers)
+        return HttpAnswer(running.status, answers or error_message(None, running), running.headers)
+
+
 async def handle_legacy(
-    handler: ToolsHandler, raw: Any, version: str | None, headers: Mapping[str, str]
+    handler: ToolsHandler,
+    raw: Any,
+    version: str | None,
+    headers: Mapping[str, str],
+    progress: BatchProgress | None = None,
 ) -> HttpAnswer:
-    """One POST of a handshake-era client (``version``: its header, None when absent)."""
+    """One POST of a handshake-era client (``version``: its header, None when absent); a batch
+    records how far it got in ``progress``."""
     ctx = CallContext(era="legacy", protocol_version=version or DEFAULT_VERSION, headers=headers)
     if isinstance(raw, list):
         if version is not None or not raw or len(raw) > MAX_BATCH:
             error = RpcError(INVALID_REQUEST, "Invalid Request: batch refused")
             return HttpAnswer(400, error_message(None, error))
-        answers, extra = [], {}
-        for item in raw:
+        done = progress or BatchProgress()
+        for index, item in enumerate(raw):
+            done.running = index  # the messages run one after the other
             answer, item_headers = await _one(handler, item, ctx)
-            extra.update(item_headers)
+            done.headers.update(item_headers)
             if answer is not None:
-                answers.append(answer)
-        return HttpAnswer(200, answers, extra) if answers else HttpAnswer(202)
+                done.answers.append(answer)
+        done.running = len(raw)
+        if not done.answers:
+            return HttpAnswer(202)
+        return HttpAnswer(200, done.answers, done.headers)
     answer, extra = await _one(handler, raw, ctx)
     if answer is None:
         return HttpAnswer(202)
