@@ -82,12 +82,12 @@ class LineWriter:
     def flush(self, timeout: float = DRAIN_S) -> bool:
         """Wait until every line queued so far is written; False if ``timeout`` passed first.
 
-        Once closed, no line will be written: whether any is left is answered at once.
-        ``logging.shutdown`` flushes every handler at exit after :meth:`close` ran (``atexit``
-        calls the later registration first), and waited :data:`DRAIN_S` for a thread that had
-        stopped: every ``hub`` process took 2 s longer to exit."""
-        if self._closed:
-            return not self._lines
+        Once closed, nothing queued later will be written: whether everything was is answered
+        at once. ``logging.shutdown`` flushes every handler at exit after :meth:`close` ran
+        (``atexit`` calls the later registration first), and waited :data:`DRAIN_S` for a
+        thread that had stopped: every ``hub`` process took 2 s longer to exit."""
+        if self._closed:  # the thread may still be writing its last batch (a slow reader)
+            return not self._lines and not self._thread.is_alive()
         marker = _Marker(threading.Event())
         self._append(marker)
         return marker.done.wait(timeout)

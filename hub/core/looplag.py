@@ -15,9 +15,12 @@ pending when the loop closes.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 __all__ = ["INTERVAL_S", "LoopLag"]
+
+log = logging.getLogger(__name__)
 
 #: how often the loop is sampled: a stall longer than this delays a timer by at least the excess
 INTERVAL_S = 0.5
@@ -39,20 +42,27 @@ class LoopLag:
             self._task = asyncio.get_running_loop().create_task(self._sample(), name="hub-loop-lag")
 
     async def stop(self) -> None:
-        """Cancel the sampling task and wait until it has ended."""
+        """Cancel the sampling task and wait until it has ended. Never raises: the app's
+        shutdown runs it first, and the audit rows still queued must be written after it."""
         task, self._task = self._task, None
         if task is None:
             return
         task.cancel()
         # waited for, not awaited: a cancellation of the caller itself still reaches it
         await asyncio.wait([task])
-        if not task.cancelled():
-            task.result()  # it failed: say so rather than drop the error
 
     async def _sample(self) -> None:
         loop = asyncio.get_running_loop()
         interval_s = self._interval_s
+        failing = False
         while True:
             asked = loop.time() + interval_s
             await asyncio.sleep(interval_s)
-            self._observe(max(0.0, loop.time() - asked))
+            try:
+                self._observe(max(0.0, loop.time() - asked))
+            except Exception as error:  # a metric not recorded must not end the sampling
+                if not failing:
+                    log.warning("loop lag: a sample was not recorded (%s)", type(error).__name__)
+                failing = True
+            else:
+                failing = False

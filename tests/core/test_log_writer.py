@@ -4,6 +4,7 @@ code that logs nothing but the lines dropped past the queue, and those are count
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import os
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from hub.core import log_writer
 from hub.core.log_writer import LineWriter, QueuedLineHandler
 from hub.core.logging import JsonFormatter, RedactingFilter, redacting
 
@@ -164,3 +166,28 @@ def test_a_flush_after_close_answers_at_once(pipe: tuple[int, int]) -> None:
     assert flushed == [True]  # the line queued before close was written
     os.close(write)
     assert _read_all(read) == ["before close"]
+
+
+def test_a_flush_after_close_is_false_while_the_last_lines_are_still_being_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``close`` gave up on a slow reader: the queue is empty (its last batch was taken), but
+    the batch is not written yet."""
+    monkeypatch.setattr(log_writer, "DRAIN_S", 0.2)
+    released = threading.Event()
+    written: list[str] = []
+
+    class Slow(io.StringIO):
+        def write(self, text: str) -> int:
+            released.wait(10)
+            written.append(text)
+            return len(text)
+
+    writer = LineWriter(Slow())
+    writer.put("a line")
+    writer.close()  # the line and the end were taken together; the write waits
+    assert not writer.flush()
+    released.set()
+    writer._thread.join(5)
+    assert written == ["a line\n"]
+    assert writer.flush()

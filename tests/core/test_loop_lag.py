@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from hub.app import create_app
 from hub.core.components import components_of
-from hub.core.looplag import INTERVAL_S
+from hub.core.looplag import INTERVAL_S, LoopLag
 from hub.core.metrics import Metrics
 from tests.conftest import make_settings
 
@@ -64,3 +64,28 @@ async def test_the_sampler_runs_with_the_app_and_ends_with_it() -> None:
         assert len(started) == 1
         assert not next(iter(started)).done()
     assert all(task.done() for task in started)  # not left pending for the loop to destroy
+
+
+async def test_a_sample_not_recorded_ends_neither_the_sampling_nor_the_shutdown() -> None:
+    """The app's shutdown stops the sampler first: had its error been raised there, the audit
+    rows still queued would not have been written."""
+    recorded: list[float] = []
+    failures = 0
+
+    def observe(lag_s: float) -> None:
+        nonlocal failures
+        if failures < 3:
+            failures += 1
+            raise OSError("a metrics file could not be written")
+        recorded.append(lag_s)
+
+    sampler = LoopLag(observe, interval_s=0.01)
+    sampler.start()
+    for _ in range(500):  # up to 5 s
+        if recorded:
+            break
+        await asyncio.sleep(0.01)
+    await sampler.stop()  # raises nothing
+    assert failures == 3
+    assert recorded  # sampling went on after the failures
+    assert not _samplers()
