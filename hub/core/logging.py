@@ -47,7 +47,16 @@ _principal_id: ContextVar[str | None] = ContextVar("hub_principal_id", default=N
 _client_request_id: ContextVar[str | None] = ContextVar("hub_client_request_id", default=None)
 _client: ContextVar[str | None] = ContextVar("hub_client", default=None)
 
-_QUIET_LOGGERS = ("httpx2", "httpcore2", "httpx", "httpcore", "hpack", "aiosqlite", "asyncio")
+_QUIET_LOGGERS = (
+    "httpx2",
+    "httpcore2",
+    "httpx",
+    "httpcore",
+    "hpack",
+    "aiosqlite",
+    "asyncio",
+    "alembic.runtime.plugins",  # a line per plugin whenever alembic is first used
+)
 REDACTED = "[redacted]"
 
 _live_secrets: Counter[str] = Counter()

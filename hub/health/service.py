@@ -12,8 +12,16 @@ from sqlalchemy import inspect, text
 from sqlalchemy.exc import DBAPIError
 
 from hub.core.db import Database
+from hub.core.migrations import known_revisions
 
-__all__ = ["NO_SCHEMA", "Readiness", "ReadinessCheck", "check_readiness", "schema_migrated"]
+__all__ = [
+    "NO_SCHEMA",
+    "Readiness",
+    "ReadinessCheck",
+    "check_readiness",
+    "schema_migrated",
+    "schema_problem",
+]
 
 log = logging.getLogger("hub.health")
 
@@ -24,6 +32,9 @@ PING_TIMEOUT_S = 5.0
 
 #: ``/readyz``'s answer on a database the migrations never ran on
 NO_SCHEMA = "database holds no hub schema yet (run `hub db upgrade`)"
+
+
+_REVISION = text("SELECT version_num FROM alembic_version")
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,7 @@ async def check_readiness(db: Database, checks: Sequence[ReadinessCheck]) -> str
         log.warning("readiness: database unreachable (%s)", type(exc).__name__)
         return "database unreachable"
     try:
-        for check in checks:
+        for check in (schema_problem, *checks):
             problem = await check(db)
             if problem is not None:
                 return problem
@@ -54,6 +65,25 @@ async def check_readiness(db: Database, checks: Sequence[ReadinessCheck]) -> str
                 return NO_SCHEMA
         log.warning("readiness: database unavailable (%s)", type(exc).__name__)
         return "database unavailable"
+    return None
+
+
+async def schema_problem(db: Database) -> str | None:
+    """Not ready while this code's migrations are still to run: none ran, or the schema is at
+    an older revision (a replica started before ``hub db upgrade`` ended, or without it). It
+    answered 200 there, and then 500 on every route that reads what the missing migration adds
+    (an upgrade walk, stop 52: the direct-mode decisions on 0907 under 0908's code). A revision
+    this code does not know is a newer one (a replica of the previous version during a rollout,
+    or after a rollback): ready, as that version was on it."""
+    async with db.session(write=False) as session:  # a missing table raises: no schema
+        revision = (await session.execute(_REVISION)).scalar()
+    head, known = known_revisions()
+    if revision is None:
+        log.warning("readiness: the database holds no hub schema yet")
+        return NO_SCHEMA
+    if revision != head and revision in known:
+        log.warning("readiness: the database schema is at %s, this code needs %s", revision, head)
+        return f"database schema at {revision}, this code needs {head} (run `hub db upgrade`)"
     return None
 
 

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import socket
+import sqlite3
 import time
+from pathlib import Path
 
 import httpx2
 import pytest
+from alembic.script import ScriptDirectory
 from fastapi import FastAPI
 
 from hub.app import create_app
 from hub.core.components import components_of
 from hub.core.db import Database
+from hub.core.migrations import alembic_config, head_revision, upgrade
 from hub.core.scraped import ScrapedState
+from hub.health.service import NO_SCHEMA
 from tests.conftest import ClockControl, make_settings
 from tests.support.queries import count_queries
 
@@ -52,6 +58,54 @@ async def test_readyz_503_when_database_unreachable() -> None:
         scrape = await client.get("/metrics")  # the state gauges cannot be read; the rest can
         assert scrape.status_code == 200
         assert "hub_request_duration_seconds_count" in scrape.text
+
+
+def _previous_revision() -> str:
+    script = ScriptDirectory.from_config(alembic_config(""))
+    head = head_revision()
+    assert head is not None
+    found = script.get_revision(head)
+    assert found is not None
+    previous = found.down_revision
+    assert isinstance(previous, str)
+    return previous
+
+
+async def _readyz_of(url: str) -> httpx2.Response:
+    database = Database.from_url(url)
+    app = create_app(make_settings(url), database=database)
+    transport = httpx2.ASGITransport(app=app)
+    try:
+        async with (
+            app.router.lifespan_context(app),
+            httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as client,
+        ):
+            return await client.get("/readyz")
+    finally:
+        await database.dispose()
+
+
+async def test_readyz_503_while_migrations_are_still_to_run(tmp_path: Path) -> None:
+    """A replica started before ``hub db upgrade`` ended answered 200, then 500 on the routes
+    that read what the missing migration adds (an upgrade walk, stop 52). A revision this code
+    does not know is a newer one (the previous version during a rollout or after a rollback):
+    ready."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'hub.db'}"
+    previous = _previous_revision()
+    await asyncio.to_thread(upgrade, url, previous)
+    behind = await _readyz_of(url)
+    assert behind.status_code == 503
+    assert behind.json()["error"]["message"] == (
+        f"database schema at {previous}, this code needs {head_revision()} (run `hub db upgrade`)"
+    )
+    await asyncio.to_thread(upgrade, url)
+    assert (await _readyz_of(url)).status_code == 200
+    with sqlite3.connect(tmp_path / "hub.db") as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    assert (await _readyz_of(url)).status_code == 200
+    (tmp_path / "empty.db").touch()
+    empty = await _readyz_of(f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}")
+    assert (empty.status_code, empty.json()["error"]["message"]) == (503, NO_SCHEMA)
 
 
 async def test_metrics_answer_in_time_when_the_database_hangs(
@@ -133,7 +187,8 @@ async def test_readyz_and_the_gauges_count_every_tenant_in_one_statement_each(
     for queries in (ready, scrape):
         assert not [q for q in queries if re.search(r"\bFROM tenants\b", q)], queries
         queries[:] = [q for q in queries if "set_config('hub.tenant_id'" not in q]  # the pool's
-    assert len(ready) == 3, ready  # the ping, then the credentials' and the OAuth key ids
+    # the ping, the schema's revision, then the credentials' and the OAuth key ids
+    assert len(ready) == 4, ready
     assert len(scrape) == 3, scrape  # the backlog, the approvals pending, the drifted tools
     if not database.is_sqlite:
-        assert all(re.search(r"\bhub_\w+\(", q) for q in [*ready[1:], *scrape]), (ready, scrape)
+        assert all(re.search(r"\bhub_\w+\(", q) for q in [*ready[2:], *scrape]), (ready, scrape)
