@@ -20,13 +20,25 @@ def db_upgrade(
 ) -> None:
     """Migrate the database up to REVISION, as its owner (HUB_DATABASE_OWNER_URL, or else
     HUB_DATABASE_URL); on PostgreSQL, then grant HUB_DATABASE_APP_ROLE the app's privileges.
-    A database already past REVISION is left as it is (this never downgrades)."""
+    A database already past REVISION is left as it is (this never downgrades), a newer one
+    than this code knows included: the previous version's migration job, during a rollback."""
     from alembic.util import CommandError
 
-    from hub.core.migrations import current_revision, head_revision, upgrade
+    from hub.core.migrations import current_revision, head_revision, known_revisions, upgrade
 
     settings = runtime_settings()
     require_database(settings.migration_url)  # a refused connection or login is one line
+    now = current_revision(settings.migration_url)
+    head, known = known_revisions()
+    if revision == "head" and now is not None and now not in known:
+        # a later version's schema: alembic's "Can't locate revision" (exit 2) failed a
+        # rollback's migration job, and the previous version runs on the expanded schema
+        typer.echo(
+            f"hub: database at {now}, newer than this code's newest migration ({head}): "
+            "left as it is",
+            err=True,
+        )
+        return
     try:
         upgrade(settings.migration_url, revision, app_role=settings.database_app_role)
     except CommandError as exc:  # an unknown or ambiguous revision: nothing was changed

@@ -9,6 +9,7 @@ loopback.
 from __future__ import annotations
 
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,19 @@ def test_a_migrated_database_passes_the_check(tmp_path: Path) -> None:
     done = _run(tmp_path, url, "bootstrap")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("hub_")
+
+
+def test_a_database_newer_than_the_code_is_left_as_it_is(tmp_path: Path) -> None:
+    """A rollback runs the previous version's ``hub db upgrade`` (compose's migrate service, a
+    chart's migration job) on the next version's schema: it failed with alembic's "Can't locate
+    revision" (exit 2), and the previous version never started, though it runs on that schema.
+    Asked for an unknown revision by name, it still fails."""
+    url = scratch_url("sqlite", tmp_path, "newer")
+    assert _run(tmp_path, url, "db", "upgrade").returncode == 0
+    with sqlite3.connect(tmp_path / "newer.db") as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    done = _run(tmp_path, url, "db", "upgrade")
+    assert done.returncode == 0, done.stderr
+    assert "hub: database at 9999, newer than this code's newest migration" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert _run(tmp_path, url, "db", "upgrade", "9998").returncode == 2
