@@ -6,9 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from hub.audit.actions import Outcome
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["AuditEventRead", "AuditVerifyRead"]
 
@@ -25,7 +23,12 @@ class AuditEventRead(BaseModel):
     actor_id: uuid.UUID | None
     action: str
     resource: str
-    outcome: Outcome
+    #: the hub writes one of :data:`~hub.audit.actions.Outcome`; read as any string, so that a
+    #: row a newer version wrote (an outcome added since) reads instead of failing the page or
+    #: cutting an export short (seen: 0908's ``unreported`` under the version before it)
+    outcome: str = Field(
+        description="success, denied, failed, pending or unreported (a newer hub may add others)"
+    )
     request_id: str | None
     details: dict[str, Any]
     prev_hash: str
