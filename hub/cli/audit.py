@@ -4,7 +4,10 @@ A local operator command, like ``hub crypto rotate``: it reads the database dire
 needs to run, no API key) and checks every chain — each tenant's and the platform's — or the one
 named with ``--tenant`` (id or slug) and ``--platform``. One line per chain on stdout (or one JSON
 object per chain with ``--json``); exit 0 when every chain checked is intact, 1 when one is broken
-(its first bad row is named), 2 on a configuration problem or an unknown tenant. The remote
+(its first bad row is named), 2 on a configuration problem or an unknown tenant. With
+``--after SEQ:HASH`` (an earlier check's head, recorded elsewhere) it checks one chain from
+there: a restore that rewound the chain, or a chain rewritten since, is broken (a check from the
+start cannot tell a rewound chain from one that was never longer). The remote
 ``hub audit verify`` (:mod:`hub.cli.remote.audit`) asks a running hub instead.
 """
 
@@ -21,14 +24,17 @@ from hub.cli.database import require_database
 from hub.cli.runtime import runtime_settings
 
 if TYPE_CHECKING:
-    from hub.audit.chain import Verification
+    from hub.audit.chain import Anchor, Verification
     from hub.core.tenancy import TenantId
 
 __all__ = ["verify_local"]
 
 
-def verify_local(tenant: list[str], platform: bool, as_json: bool) -> int:
-    """Verify the chains in the database; the exit code: 0 intact, 1 broken, 2 unknown tenant."""
+def verify_local(
+    tenant: list[str], platform: bool, as_json: bool, start: Anchor | None = None
+) -> int:
+    """Verify the chains in the database (from ``start``: the one chain named); the exit code:
+    0 intact, 1 broken, 2 unknown tenant."""
     from sqlalchemy import select
 
     from hub.audit.service import verify_chain
@@ -57,7 +63,7 @@ def verify_local(tenant: list[str], platform: bool, as_json: bool) -> int:
                 chosen.extend((t.slug, _scope(t.id)) for t in tenants)
             broken = 0
             for label, scope in chosen:
-                result = await verify_chain(db, scope)
+                result = await verify_chain(db, scope, start)
                 broken += not result.ok
                 _report(label, scope, result, as_json)
             return 1 if broken else 0

@@ -187,7 +187,7 @@ async def test_audit_tail_and_verify_on_a_live_hub(tmp_path: Path) -> None:
         garbled = await hub.cli("audit", "verify", "--after", "three", "--profile", "owner")
         assert garbled.code == 2, garbled.stderr
         local = await hub.cli("audit", "verify", "--local", "--after", anchor)
-        assert local.code == 2, local.stderr  # --local checks every row; an anchor asks a hub
+        assert local.code == 2, local.stderr  # from an anchor, --local checks one chain: named
 
         # filtered by the hub: an action, an actor by name, an outcome, a time
         owner = ("--profile", "owner")

@@ -11,9 +11,10 @@ reported broken; ``verify --local`` checks the database directly (:mod:`hub.cli.
 
 from __future__ import annotations
 
+import re
 import time
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +24,9 @@ from hub.cli.remote.client import PAGE_LIMIT
 from hub.cli.remote.context import JsonOpt, ProfileOpt, Remote, TenantOpt, is_id, remote
 from hub.cli.remote.output import Column, progress
 from hub.cli.remote.profiles import DEFAULT_PROFILE
+
+if TYPE_CHECKING:
+    from hub.audit.chain import Anchor
 
 __all__ = ["audit_app"]
 
@@ -208,9 +212,10 @@ def verify(
 ) -> None:
     """Check the tenant's audit hash chain (or the platform's); exit 1 when it is broken."""
     if local:
-        if after is not None:
-            raise typer.BadParameter("--after asks a hub; --local checks every row")
-        raise typer.Exit(verify_local([tenant] if tenant else [], platform, as_json))
+        if after is not None and bool(tenant) == platform:
+            raise typer.BadParameter("--after checks one chain: name --tenant or --platform")
+        start = _local_anchor(after)
+        raise typer.Exit(verify_local([tenant] if tenant else [], platform, as_json, start))
     if platform and tenant:
         raise typer.BadParameter("--platform checks no tenant's chain: drop --tenant")
     params = _anchor(after)
@@ -221,6 +226,18 @@ def verify(
         r.out.record(fields, [Column.of(key, key) for key in sorted(fields)])
         if fields.get("ok") is False or fields.get("valid") is False:
             raise typer.Exit(1)
+
+
+def _local_anchor(after: str | None) -> Anchor | None:
+    """``SEQ:HASH`` as the place ``--local`` starts its check from (checked here: no hub does)."""
+    from hub.audit.chain import Anchor
+
+    if after is None:
+        return None
+    anchor = _anchor(after)
+    if not re.fullmatch(r"[0-9a-f]{64}", anchor["after_hash"]):
+        raise typer.BadParameter("expected SEQ:HASH, HASH 64 lowercase hex digits")
+    return Anchor(int(anchor["after_seq"]), anchor["after_hash"])
 
 
 def _anchor(after: str | None) -> dict[str, str]:
