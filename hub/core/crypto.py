@@ -50,8 +50,10 @@ Errors
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import re
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -61,6 +63,11 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hub.core.settings import ConfigError, Settings
+
+log = logging.getLogger("hub.crypto")
+
+#: at most one warning a key id this often: a wrong key fails every value sealed under it
+TAG_WARNING_EVERY_S = 60.0
 
 __all__ = [
     "AAD_PREFIX",
@@ -138,7 +145,7 @@ def row_aad(prefix: bytes, tenant_id: uuid.UUID, row_id: uuid.UUID, field: str) 
 class Keyring:
     """The AES-256-GCM keys by id, and the id that new encryptions use. Immutable."""
 
-    __slots__ = ("_active_key_id", "_aeads")
+    __slots__ = ("_active_key_id", "_aeads", "_tag_warned")
 
     def __init__(self, keys: Mapping[str, bytes], active_key_id: str | None = None) -> None:
         if not keys:
@@ -153,6 +160,7 @@ class Keyring:
                 )
             aeads[key_id] = AESGCM(bytes(key))
         self._aeads: Final = aeads
+        self._tag_warned: dict[str, float] = {}
         self._active_key_id: Final = _resolve_active(active_key_id, tuple(aeads))
 
     @classmethod
@@ -228,7 +236,25 @@ class Keyring:
         try:
             return aead.decrypt(sealed.nonce, sealed.ciphertext, aad)
         except InvalidTag:
+            self._warn_tag(key_id)
             return None
+
+    def _warn_tag(self, key_id: str) -> None:
+        """Say once a minute a key id which values do not open under: after a restore with a
+        keyring whose key under that id is not the one they were sealed with, every call failed
+        ``credential_unavailable`` with no line in the log (an upgrade walk, stop 52)."""
+        now = time.monotonic()
+        last = self._tag_warned.get(key_id)
+        if last is not None and now - last < TAG_WARNING_EVERY_S:
+            return
+        self._tag_warned[key_id] = now
+        log.warning(
+            "keyring: a value sealed under key id %s does not open with the keyring's %s: a "
+            "different key under that id (a keyring not the one it was sealed with), or a value "
+            "changed or moved outside the hub",
+            key_id,
+            key_id,
+        )
 
     def __repr__(self) -> str:
         return f"Keyring(key_ids={self.key_ids!r}, active_key_id={self._active_key_id!r})"

@@ -347,3 +347,23 @@ def test_uniform_error_survives_pickling() -> None:
     error = pickle.loads(pickle.dumps(CredentialUnavailable()))  # noqa: S301 (our own bytes)
     assert type(error) is CredentialUnavailable
     assert str(error) == "credential unavailable"
+
+
+def test_a_value_that_does_not_open_under_its_key_id_is_logged_once_a_minute(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A restore with a keyring whose k1 is not the key the rows were sealed with: every call
+    failed ``credential_unavailable`` and nothing said why. One warning a key id a minute, naming
+    the key id and nothing of the key, the value or the plaintext."""
+    sealed = ring("k1").encrypt(SECRET, AAD)
+    wrong = Keyring.parse(f"k1:{B64_K2}", None)  # another key under the same id
+    with caplog.at_level("WARNING", logger="hub.crypto"):
+        for _ in range(3):
+            with pytest.raises(CredentialUnavailable) as info:
+                wrong.decrypt(sealed, AAD)
+            assert_uniform(info)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "hub.crypto"]
+    assert len(warnings) == 1, warnings
+    assert "key id k1 does not open with the keyring's k1" in warnings[0]
+    for secret in (SECRET, B64_K1, B64_K2, sealed.ciphertext.hex()):
+        assert secret not in caplog.text
