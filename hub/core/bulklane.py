@@ -22,9 +22,8 @@ from 72 to 83 ms to 7 to 10 ms, and the bulk requests finished 20 in each run, a
 (the ten requests' own start), before and after.
 
 A lane is per event loop (a replica has one; a test process runs several in turn, and a lane
-goes once its loop is closed). Written here
-because asyncio has no priority between tasks, and a process pool would move the rows, not the
-work: they would be decoded here and again there.
+goes once its loop is closed). Written here because asyncio has no priority between tasks, and
+a process pool would move the rows, not the work: they would be decoded here and again there.
 """
 
 from __future__ import annotations
