@@ -41,6 +41,7 @@ from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.engine.engine import Gateway, GatewayOptions
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
+from hub.health.secret_checks import secrets_match
 from hub.health.service import Readiness
 from hub.mcp import McpClient, SessionKeeper
 from hub.oauth.rotation import keyring_covers_oauth_rows
@@ -146,7 +147,13 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
             upstream,
             watch,
             OAuthContext(oauth, fetcher, keyring, egress, client, refresher),
-            Readiness((keyring_covers_rows(keyring), keyring_covers_oauth_rows(keyring))),
+            Readiness(
+                (
+                    keyring_covers_rows(keyring),
+                    keyring_covers_oauth_rows(keyring),
+                    secrets_match(keyring, pepper),
+                )
+            ),
             FailureHooks((audit_failed_request,)),
             AuditWriter(metrics.audit_lost),
             ApprovalContext(

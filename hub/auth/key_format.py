@@ -71,5 +71,11 @@ def hash_key(pepper: bytes, key: str) -> str:
     return hmac.new(pepper, key.encode(), hashlib.sha256).hexdigest()
 
 
+def pepper_check(pepper: bytes) -> bytes:
+    """What tells this pepper from any other without revealing it: the HMAC of a fixed string
+    that is no key's shape (``/readyz`` compares it with the one stored)."""
+    return hmac.new(pepper, b"hub/pepper-check/v1", hashlib.sha256).digest()
+
+
 def display_prefix(key_id: str) -> str:
     return f"hub_{key_id}"

@@ -27,7 +27,9 @@ def bootstrap(
     """Create the platform admin and print its API key, alone, on stdout (shown once)."""
     if force and if_absent:
         raise typer.BadParameter("--force and --if-absent ask opposite things: give one")
+    from hub.core.crypto import Keyring
     from hub.core.db import Database
+    from hub.health.secret_checks import record_secret_checks
     from hub.principals.bootstrap import PlatformAdminExists, bootstrap_platform_admin
 
     settings = runtime_settings()
@@ -35,12 +37,17 @@ def bootstrap(
         typer.echo("hub: HUB_API_KEY_PEPPER is missing", err=True)
         raise typer.Exit(2)
     pepper = settings.api_key_pepper.get_secret_value().encode()
+    keyring = Keyring.from_settings(settings)
     require_database(settings.database_url, schema=True)
 
     async def run() -> str | None:
         db = Database.from_url(settings.database_url)
         try:
-            return await bootstrap_platform_admin(db, pepper, force=force)
+            key = await bootstrap_platform_admin(db, pepper, force=force)
+            # the secrets this database's keys are made with from now on: a new database has
+            # them before its first readiness probe, and --force accepts a changed pepper
+            await record_secret_checks(db, keyring, pepper, replace_pepper=True)
+            return key
         except PlatformAdminExists:
             return None
         finally:

@@ -224,6 +224,26 @@ class Keyring:
             return sealed
         return self.encrypt(self.decrypt(sealed, aad), aad)
 
+    def check_value(self, key_id: str) -> bytes:
+        """A value that tells this ring's key under ``key_id`` from any other: a fresh nonce and
+        the AES-GCM tag of nothing under that key (a GMAC), bound to the key id. It reveals
+        nothing of the key; :meth:`matches` checks it (``/readyz`` against the stored one)."""
+        nonce = os.urandom(NONCE_SIZE)
+        return nonce + self._aeads[key_id].encrypt(nonce, b"", _check_aad(key_id))
+
+    def matches(self, key_id: str, check_value: bytes) -> bool:
+        """Whether ``check_value`` was made by :meth:`check_value` with this ring's key under
+        ``key_id`` (False for a key id not in the ring, or a malformed value)."""
+        aead = self._aeads.get(key_id)
+        if aead is None or len(check_value) != NONCE_SIZE + TAG_SIZE:
+            return False
+        nonce, tag = check_value[:NONCE_SIZE], check_value[NONCE_SIZE:]
+        try:
+            aead.decrypt(nonce, tag, _check_aad(key_id))
+        except InvalidTag:
+            return False
+        return True
+
     def _open(self, sealed: Sealed, aad: bytes) -> bytes | None:
         # Returns None instead of raising so that the uniform error has no __context__. The
         # fields come from database columns, so their types are checked, not trusted.
@@ -261,6 +281,11 @@ class Keyring:
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("a Keyring holds key material and cannot be serialized")
+
+
+def _check_aad(key_id: str) -> bytes:
+    # no row's AAD starts like this (theirs are b"hub/<table>/v<n>" and 32 bytes of ids)
+    return b"hub/key-check/v1:" + key_id.encode("ascii")
 
 
 def _well_formed(sealed: Sealed) -> bool:

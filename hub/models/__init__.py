@@ -16,6 +16,7 @@ from hub.models.mcp_origin_era import McpOriginEra
 from hub.models.oauth_authorization import OAuthAuthorization
 from hub.models.oauth_client import OAuthClient
 from hub.models.principal import Principal
+from hub.models.secret_check import SecretCheck
 from hub.models.server import Server
 from hub.models.tenant import Tenant
 from hub.models.worker_job import WorkerJob
@@ -38,6 +39,7 @@ __all__ = [
     "OAuthAuthorization",
     "OAuthClient",
     "Principal",
+    "SecretCheck",
     "Server",
     "ServerProbe",
     "Tenant",

@@ -182,6 +182,24 @@ def test_same_key_id_with_other_key_fails_uniformly() -> None:
     assert_uniform(info)
 
 
+def test_a_check_value_tells_the_key_under_an_id_from_any_other() -> None:
+    """``/readyz`` compares a stored check value with the ring's key (stop 53): the same key
+    matches, another key under the same id, the same key under another id, a value with one
+    bit flipped or cut short do not; two check values differ (a fresh nonce) and hold neither
+    key's bytes."""
+    value = ring("k1").check_value("k1")
+    assert len(value) == 28
+    assert value != ring("k1").check_value("k1")
+    assert K1 not in value
+    assert B64_K1.encode() not in value
+    assert ring("k1", "k2").matches("k1", value)
+    assert not Keyring.parse(f"k1:{B64_K2}").matches("k1", value)
+    assert not Keyring.parse(f"k2:{B64_K1}").matches("k2", value)  # bound to its key id
+    assert not ring("k2").matches("k1", value)  # an id not in the ring
+    assert not ring("k1").matches("k1", flip(value, 200))
+    assert not ring("k1").matches("k1", value[:-1])
+
+
 # ---------------------------------------------------------------- nonces
 
 
