@@ -17,11 +17,27 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 __all__ = ["UNAVAILABLE_STATES", "database_unavailable", "sqlstate_in"]
 
 #: SQLSTATEs of a server that is away: connection exceptions (08), shutting down, crashed or
-#: starting up (57P01-57P03), out of connections, memory or disk (53); and of one that did not
+#: starting up (57P01-57P03), out of connections, memory or disk (53); of one that did not
 #: answer in time: a statement past ``statement_timeout`` (57014,
 #: ``HUB_DATABASE_STATEMENT_TIMEOUT_S``: typically waiting on a lock) or a lock not granted
-#: (55P03). Both are over when the lock goes.
-UNAVAILABLE_STATES = ("08", "57P01", "57P02", "57P03", "53", "57014", "55P03")
+#: (55P03), both over when the lock goes; and of one that refuses the hub's connections: the
+#: database not accepting any (55000, ``ALLOW_CONNECTIONS false``), the login refused (28, a
+#: password being rotated) or the database missing (3D000). Those were 500s with a traceback
+#: each, and the audit writer dropped its rows instead of keeping them for the database's return
+#: (a resilience walk, stop 53). A privilege refused (42501) is not among them: on a table it is
+#: a grant missing, which no wait mends.
+UNAVAILABLE_STATES = (
+    "08",
+    "57P01",
+    "57P02",
+    "57P03",
+    "53",
+    "57014",
+    "55P03",
+    "55000",
+    "28",
+    "3D000",
+)
 
 
 def _state_of(exc: BaseException) -> str | None:

@@ -64,11 +64,12 @@ from typing import Any, cast
 from sqlalchemy import event
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import DBAPIError, InterfaceError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import greenlet_spawn
 
 from hub.core import keptpool, rls
+from hub.core.db_errors import database_unavailable
 from hub.core.keptpool import KeepingPool
 from hub.core.plans import Plan, plan_of
 
@@ -233,8 +234,11 @@ async def _on_asyncpg(
     Failures leave as SQLAlchemy's exceptions, never asyncpg's. A statement whose connection
     asyncpg closed (the server went away) invalidates it and raises :class:`~sqlalchemy.exc.
     InterfaceError` with ``connection_invalidated``, as the adapter does for a disconnect (the
-    handlers' 503). Any other failure (the server refused the statement, so it changed nothing)
-    returns None: reads, and a definer lookup setting the scope, are safely made again."""
+    handlers' 503). A statement the server cancelled past its ``statement_timeout``, or whose
+    lock was not granted, raises :class:`~sqlalchemy.exc.OperationalError` (the same 503): made
+    again it would wait as long again. Any other failure (the server refused the statement, so
+    it changed nothing) returns None: reads, and a definer lookup setting the scope, are safely
+    made again."""
     arguments = plan.arguments(params)
     pool = engine.sync_engine.pool
     keeper = pool if isinstance(pool, KeepingPool) else None  # PostgreSQL engines' pool
@@ -271,6 +275,7 @@ async def _on_asyncpg(
             answered = True
         except Exception as error:
             if not driver.is_closed():
+                _raise_if_waited(error, plan.sql, arguments)
                 return None  # checked in below, and made again through SQLAlchemy
             await greenlet_spawn(fairy.invalidate, error)
             if keeper is not None:
@@ -286,6 +291,14 @@ async def _on_asyncpg(
         else:
             fairy.close()
     return plan.rows(raw), scope, count
+
+
+def _raise_if_waited(error: Exception, sql: str, arguments: Any) -> None:
+    """A statement the server cancelled past its ``statement_timeout``, or whose lock was not
+    granted, as SQLAlchemy's error: made again, it waited as long again (a walk saw 40 s for
+    the documented 20)."""
+    if database_unavailable(error):
+        raise OperationalError(sql, arguments, error, hide_parameters=True) from error
 
 
 def _fetch(

@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field, StrictFloat, model_validator
 from hub.approvals.links import console_path
 from hub.approvals.service import ApprovalContext
 from hub.auth.caller import TenantAccess
+from hub.auth.deps import parsed_key, pepper_of
 from hub.authz.deps import TenantAccessDep
 from hub.authz.throttle import rest_router
 from hub.core import clock
@@ -57,6 +58,7 @@ from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
 from hub.gateway.adapters.decision_ids import DECISION_S, open_decision, seal_decision
 from hub.gateway.adapters.outcomes import claim_outcome, open_outcome
+from hub.gateway.adapters.recheck import approval_recheck
 from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.elicitation import ask_mode, elicited
@@ -260,7 +262,20 @@ async def decide(
             body.wire_name,
             body.arguments,
             decide=PolicyDecider(policy, caller.grants_version, clock.now()),
-            approvals=HubApprovals(db, parts.get(ApprovalContext), tenant_id, approval_url),
+            approvals=HubApprovals(
+                db,
+                parts.get(ApprovalContext),
+                tenant_id,
+                approval_url,
+                approval_recheck(
+                    db,
+                    parts,
+                    caller,
+                    await parsed_key(request),
+                    pepper_of(request),
+                    view.deployment_id,
+                ),
+            ),
             upstream=upstream,
             audit=audit,
             legacy=False,

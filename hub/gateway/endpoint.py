@@ -49,6 +49,7 @@ from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
 from hub.gateway.adapters.read import read_call
+from hub.gateway.adapters.recheck import approval_recheck
 from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.upstream import HubUpstream
 from hub.gateway.adapters.view import ViewLoader
@@ -227,7 +228,12 @@ async def mcp(
         if not database_unavailable(error):
             raise
         log.warning("gateway: database unavailable: %s", type(error).__name__)
-        return _error(503, UNAVAILABLE, "the hub is unavailable", "unavailable")
+        # each request of the body answered with its id (it was null: a client could not
+        # tell which request the error answered)
+        unavailable = RpcError(
+            UNAVAILABLE, "the hub is unavailable", {"class": "unavailable"}, status=503
+        )
+        return _answer(answer_each(getattr(request.state, "rpc_body", None), unavailable))
 
 
 def _unauthenticated() -> Response:
@@ -309,7 +315,7 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         except Unauthorized:
             return _unauthenticated()
         try:
-            raw = parse_body(body)
+            raw = request.state.rpc_body = parse_body(body)
         except RpcError as error:
             return _answer(HttpAnswer(error.status, error_message(None, error)))
         refused = await _refusal(session, caller, t, d)
@@ -347,7 +353,13 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         engine=parts.get(Gateway),
         view=view,
         decide=PolicyDecider(policy, caller.grants_version, clock.now()),
-        approvals=HubApprovals(db, approvals_ctx, tenant_id, approval_url),
+        approvals=HubApprovals(
+            db,
+            approvals_ctx,
+            tenant_id,
+            approval_url,
+            approval_recheck(db, parts, caller, key, pepper_of(request), view.deployment_id),
+        ),
         upstream=HubUpstream(db, parts.get(UpstreamContext), tenant_id, relist),
         audit=audit,
         limiter=parts.get(RateLimiter) if RateLimiter in parts else None,

@@ -39,7 +39,9 @@ def _error(sqlstate: str | None, *, invalidated: bool = False) -> DBAPIError:
 
 
 def test_a_server_that_is_away_is_unavailable() -> None:
-    for state in ("08006", "57P01", "57P02", "57P03", "53300"):
+    # and one refusing the hub's connections (stop 53: 500s): not accepting any, the login
+    # refused (a password being rotated), the database missing
+    for state in ("08006", "57P01", "57P02", "57P03", "53300", "55000", "28P01", "28000", "3D000"):
         assert database_unavailable(_error(state)), state
     assert database_unavailable(_error(None, invalidated=True))
 

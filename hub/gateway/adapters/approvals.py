@@ -15,28 +15,27 @@ from hub.approvals import service as approvals
 from hub.approvals.service import ApprovalContext, ApprovalRequest, Binding, TooManyPending
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
+from hub.gateway.adapters.recheck import Recheck, bound_sha256
 from hub.gateway.engine.model import DeploymentView, ToolEntry
 from hub.gateway.engine.ports import CLASSIC_ASK, ApprovalOutcome, AskMode
 
 __all__ = ["HubApprovals"]
 
 
-def _bound_sha256(tool: ToolEntry) -> str:
-    """The hash an approval binds: the live definition's for a drifted tool (DESIGN §15), so a
-    person approves what the server serves now, and a further change asks again."""
-    if tool.drifted and tool.drift and isinstance(tool.drift.get("to_sha256"), str):
-        return str(tool.drift["to_sha256"])
-    return tool.sha256
-
-
 class HubApprovals:
     def __init__(
-        self, db: Database, ctx: ApprovalContext, tenant_id: TenantId, url_of: Any
+        self,
+        db: Database,
+        ctx: ApprovalContext,
+        tenant_id: TenantId,
+        url_of: Any,
+        recheck: Recheck | None = None,
     ) -> None:
         self._db = db
         self._ctx = ctx
         self._tenant = tenant_id
         self._url_of = url_of  # approval id -> where a person decides it
+        self._recheck = recheck  # what allowed the call, read again after a wait
 
     async def resolve(
         self,
@@ -51,7 +50,7 @@ class HubApprovals:
             agent_id=view.agent_id,
             grant_key=tool.grant_key,
             arguments_sha256=arguments_sha256,
-            tool_sha256=_bound_sha256(tool),
+            tool_sha256=bound_sha256(tool),
         )
         used = await approvals.use_approved(self._db, self._tenant, binding)
         if used is not None:
@@ -75,6 +74,11 @@ class HubApprovals:
         wait_s = self._ctx.wait_s if _waits(ask, pending.id) else 0.0
         row = await self._ctx.watch.wait(self._db, self._tenant, pending, wait_s)
         if row is not None and row.status == "approved":
+            # approved during the wait: what the request read when it came may be stale now
+            # (a key revoked, a grant turned deny, the entry removed); the approval stays
+            # unused when it is
+            if self._recheck is not None and not await self._recheck(tool):
+                return ApprovalOutcome("withdrawn", row.id)
             used = await approvals.use_approved(self._db, self._tenant, binding)
             if used is not None:
                 return ApprovalOutcome("approved", used)

@@ -146,6 +146,13 @@ class Gateway:
             if record.reason != "cancelled":
                 record.outcome, record.reason = "failed", "cancelled"
             raise
+        except Exception:
+            # the hub's own failure (its database away: the endpoint answers 50300): audited as
+            # a failure, never as the success a record starts as (a walk found calls answered
+            # 503, an ``ask`` one with no approval, audited and counted as successes)
+            record.outcome, record.error_class = "failed", "unavailable"
+            record.reason = record.reason or "hub_error"
+            raise
         finally:
             await audit.record(record)
         if outcome.result is not None and legacy:
@@ -206,6 +213,11 @@ class Gateway:
                         FORBIDDEN, "the approval was denied", "approval_denied", data
                     )
                 )
+            if approval.status == "withdrawn":
+                record.outcome, record.error_class = "denied", "forbidden"
+                record.reason = "changed_while_waiting"
+                message = "not permitted: what allowed this call changed while it waited"
+                return CallOutcome(failure=RpcFailure(FORBIDDEN, message, "forbidden"))
             if approval.status == "pending":
                 record.outcome, record.error_class = "pending", "approval_pending"
                 return CallOutcome(result=_pending_result(approval), pending=approval)

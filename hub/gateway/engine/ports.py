@@ -41,12 +41,14 @@ class DecidePort(Protocol):
 
 @dataclass(frozen=True)
 class ApprovalOutcome:
-    """Where an ``ask`` call stands: ``approved`` (consumed: run it), ``pending``, ``denied``, or
+    """Where an ``ask`` call stands: ``approved`` (consumed: run it), ``pending``, ``denied``,
     ``crowded``: the agent has as many pending approvals as it may, so none was made for this
-    call (no approval id; ``retry_after_s``, when the first of them expires). A pending one
-    names the hashes it is bound to, for a 2026 ``requestState``."""
+    call (no approval id; ``retry_after_s``, when the first of them expires), or ``withdrawn``:
+    approved while the call waited, but what allowed the call changed meanwhile (its key, its
+    agent, its grant, the deployment's entry or the tool), so it does not run and the approval
+    stays unused. A pending one names the hashes it is bound to, for a 2026 ``requestState``."""
 
-    status: Literal["approved", "pending", "denied", "crowded"]
+    status: Literal["approved", "pending", "denied", "crowded", "withdrawn"]
     approval_id: uuid.UUID | None
     expires_at: datetime | None = None
     url: str | None = None

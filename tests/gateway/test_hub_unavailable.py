@@ -1,0 +1,136 @@
+"""The endpoint when the hub's database cannot serve a call (PostgreSQL; stop 53).
+
+A resilience walk found three things wrong here: a call answered ``50300`` (an ``ask`` call whose
+approvals read waited on a lock past the statement timeout) was audited, and counted, as a
+success with no approval; the ``50300`` answer carried ``"id": null``; and a database refusing
+connections (``ALLOW_CONNECTIONS false``, SQLSTATE 55000) answered a 500 with a traceback logged,
+on REST and on the endpoint alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import asyncpg
+import httpx2
+import pytest
+from sqlalchemy import make_url
+
+from hub.app import create_app
+from hub.core.db import Database
+from hub.mcp import MODERN_VERSION
+from tests.conftest import make_settings
+from tests.gateway.approvals_support import deployed_with
+from tests.gateway.support import META
+from tests.peers.fixtures import HandmadePeerStarter
+from tests.support.stories import audit_events_written
+
+pytestmark = pytest.mark.parametrize("owner_url", ["postgresql"], indirect=True)
+
+
+def _dsn(url: str, database: str | None = None) -> str:
+    u = make_url(url).set(drivername="postgresql")
+    if database is not None:
+        u = u.set(database=database)
+    return u.render_as_string(hide_password=False)
+
+
+@asynccontextmanager
+async def _own_app(db_url: str, **settings: object) -> AsyncIterator[httpx2.AsyncClient]:
+    """An app with a pool of its own (the shared test engine has no statement timeout)."""
+    app = create_app(make_settings(db_url, allow_loopback=True, **settings))
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://hub.test") as http:
+            yield http
+
+
+def _echo(request_id: int) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "up__echo", "arguments": {"text": "x"}, "_meta": META},
+    }
+
+
+def _headers(key_headers: dict[str, str]) -> dict[str, str]:
+    return {
+        **key_headers,
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN_VERSION,
+        "mcp-method": "tools/call",
+        "mcp-name": "up__echo",
+    }
+
+
+async def test_a_call_the_hub_could_not_serve_is_audited_as_failed_and_answered_with_its_id(
+    owner_url: str,
+    db_url: str,
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+) -> None:
+    deployed, peer = await deployed_with(client, database, handmade_peer, allow_without_ask=[])
+    locker = await asyncpg.connect(_dsn(owner_url), timeout=5)
+    try:
+        async with _own_app(db_url, database_statement_timeout_s=0.5, approval_wait_s=0) as hub:
+            tx = locker.transaction()
+            await tx.start()
+            await locker.execute("LOCK TABLE approvals IN ACCESS EXCLUSIVE MODE")
+            try:
+                answer = await asyncio.wait_for(
+                    hub.post(deployed.url, json=_echo(7), headers=_headers(deployed.headers)), 20
+                )
+            finally:
+                await tx.rollback()
+            rows = await audit_events_written(database, 1, action="tool.call")
+    finally:
+        await locker.close()
+    assert answer.status_code == 503, answer.text
+    body = answer.json()
+    assert body["id"] == 7
+    assert body["error"]["code"] == 50300
+    assert peer.rpc_requests("tools/call") == []
+    [row] = rows
+    assert row.outcome == "failed"  # it was "success", with no approval and no upstream leg
+    assert row.details["class"] == "unavailable"
+    assert row.details["reason"] == "hub_error"
+
+
+async def test_a_database_refusing_connections_is_a_503_not_a_500(
+    owner_url: str,
+    db_url: str,
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """SQLSTATE 55000 at connect (``ALLOW_CONNECTIONS false``): the app's fresh pool cannot
+    open a connection. REST says 503, the endpoint ``50300``."""
+    deployed, _ = await deployed_with(client, database, handmade_peer)
+    name = make_url(owner_url).database
+    admin = await asyncpg.connect(_dsn(owner_url, "postgres"), timeout=5)
+    try:
+        async with _own_app(db_url) as hub:
+            await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+            try:
+                rest = await hub.get(
+                    deployed.setup.url("deployments"), headers=deployed.setup.admin.headers
+                )
+                call = await hub.post(
+                    deployed.url, json=_echo(9), headers=_headers(deployed.headers)
+                )
+            finally:
+                await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+    finally:
+        await admin.close()
+    assert rest.status_code == 503, rest.text
+    assert rest.json()["error"]["code"] == "service_unavailable"
+    assert call.status_code == 503, call.text
+    assert call.json()["id"] is None  # refused at authentication: its body is not read yet
+    assert call.json()["error"]["code"] == 50300
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.getMessage() == "unhandled error"]
