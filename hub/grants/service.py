@@ -273,8 +273,15 @@ async def create_grant(
     duplicate = await repository.find_duplicate(
         session, access.tenant_id, data.principal_id, resource, data.action
     )
+    replaced = None
     if duplicate is not None:
-        raise Conflict("the principal already has a grant for this resource and action")
+        if duplicate.expires_at is None or duplicate.expires_at > clock.now():
+            raise Conflict("the principal already has a grant for this resource and action")
+        # an expired grant decides nothing: it gives way to the new one (it answered 409, and
+        # only deleting it first let a grant be made again; a two-replica walk, stop 53)
+        replaced = str(duplicate.id)
+        await session.delete(duplicate)
+        await session.flush()
     # the principal's row first: the update holds it to the end of the transaction, so two
     # creates for one principal count one after the other, and the second sees the first
     await repository.bump_grants_version(session, access.tenant_id, data.principal_id)
@@ -309,6 +316,7 @@ async def create_grant(
             "resource": resource,
             "action": data.action,
             "effect": data.effect,
+            **({"replaced_expired_grant_id": replaced} if replaced else {}),
         },
     )
     return grant

@@ -14,6 +14,7 @@ from hub.app import create_app
 from hub.core import clock
 from hub.core.db import Database
 from hub.core.settings import Settings
+from tests.conftest import ClockControl
 from tests.support.factories import Actor, make_principal, make_tenant
 from tests.support.stories import TenantAdmin, audit_events, make_tenant_admin
 
@@ -201,6 +202,27 @@ async def test_same_principal_resource_and_action_twice_is_409(
     assert (await _grant(client, admin, t, **story.allow("tool:*"))).status_code == 201
     duplicate = await _grant(client, admin, t, **story.allow("tool:*", effect="deny"))
     assert duplicate.status_code == 409
+
+
+async def test_an_expired_grant_gives_way_to_a_new_one(
+    client: httpx2.AsyncClient, story: Story, database: Database, clock_control: ClockControl
+) -> None:
+    """It answered 409 "already has a grant" though it decided nothing any more; deleting it
+    first was the only way on (a two-replica walk, stop 53). A live one still refuses."""
+    admin, t = story.team.admin, story.team.tenant_id
+    soon = (clock.now() + timedelta(minutes=5)).isoformat()
+    first = await _grant(client, admin, t, **story.allow("tool:*", expires_at=soon))
+    assert first.status_code == 201
+    assert (await _grant(client, admin, t, **story.allow("tool:*"))).status_code == 409
+    clock_control.advance(301)
+    again = await _grant(client, admin, t, **story.allow("tool:*", effect="deny"))
+    assert again.status_code == 201, again.text
+    listed = await client.get(f"/tenants/{t}/grants", headers=admin.headers)
+    mine = [g for g in listed.json()["data"] if g["resource"] == "tool:*"]
+    assert [g["effect"] for g in mine] == ["deny"]
+    created = await audit_events(database, action="grant.create")
+    assert created[-1].details["replaced_expired_grant_id"] == first.json()["data"]["id"]
+    assert "replaced_expired_grant_id" not in created[0].details
 
 
 async def test_bad_cursor_is_400(client: httpx2.AsyncClient, story: Story) -> None:
