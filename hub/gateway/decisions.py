@@ -46,12 +46,15 @@ from hub.authz.throttle import rest_router
 from hub.core import clock
 from hub.core.components import components_of
 from hub.core.crypto import Keyring
+from hub.core.db import Database
 from hub.core.deps import SessionDep, get_database, reads_only
 from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, RequestModel, body_problem
 from hub.core.settings import Settings
+from hub.core.tenancy import TenantId
+from hub.credentials.vault import load_usable_credential
 from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
@@ -64,7 +67,7 @@ from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.elicitation import ask_mode, elicited
 from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
-from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamResult
+from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamFailure, UpstreamResult
 from hub.gateway.host import tool_call_refusal
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
@@ -146,9 +149,17 @@ class _Proceed(Exception):
 
 
 class _Decider:
-    """The upstream port of a decision: it stops the engine where the call would go out."""
+    """The upstream port of a decision: it stops the engine where the call would go out, once
+    the server's credential is still usable. The sidecar holds a lease of it for up to
+    ``LEASE_S``; a credential revoked, deleted, expired or in error meanwhile was still allowed
+    call after call until the lease ran out (a two-replica walk, stop 53), where the hub's own
+    call fails ``credential_unavailable`` at once: the decision now fails the same way."""
 
     proceeded = False
+
+    def __init__(self, db: Database, tenant_id: TenantId) -> None:
+        self._db = db
+        self._tenant_id = tenant_id
 
     async def call(
         self,
@@ -158,6 +169,12 @@ class _Decider:
         arguments: Any,
         shape: Shaper,
     ) -> UpstreamResult:
+        if server.credential_id is not None:
+            try:
+                async with self._db.reads() as session:
+                    await load_usable_credential(session, self._tenant_id, server.credential_id)
+            except NotFound:
+                raise UpstreamFailure("credential_unavailable") from None
         self.proceeded = True
         raise _Proceed
 
@@ -253,7 +270,7 @@ async def decide(
             parts.get(Keyring), tenant_id.value, view.deployment_id, view.agent_id
         )
     db = get_database(request)
-    upstream = _Decider()
+    upstream = _Decider(db, tenant_id)
     audit = _Audit(HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id), upstream)
     engine = parts.get(Gateway)
     try:

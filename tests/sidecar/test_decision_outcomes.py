@@ -110,3 +110,30 @@ async def test_decisions_count_with_the_endpoints_calls_in_tool_call(
     endpoint = (await rpc(client, deployed, "tools/call", call)).json()
     assert endpoint["error"]["code"] == 42900  # the same budget, spent
     assert len(await audit_events(database, action="tool.call")) == 1  # the endpoint's call
+
+
+async def test_a_revoked_credential_gets_no_decision(
+    client: httpx2.AsyncClient, database: Database, world: DirectDeployed
+) -> None:
+    """The sidecar holds a lease of the credential for up to five minutes; a revoked one was
+    still allowed call after call until the lease ran out (a two-replica walk, stop 53), where
+    a relayed call fails ``credential_unavailable`` at once."""
+    await _decide(client, world)
+    deployed = world.deployed
+    credential = deployed.credentials["docs"]
+    revoked = await client.delete(
+        deployed.setup.url("credentials", credential), headers=deployed.setup.admin.headers
+    )
+    assert revoked.status_code == 204, revoked.text
+    answer = await client.post(
+        decisions_url(world),
+        json={"wire_name": "docs__echo", "arguments": {"text": "hi"}},
+        headers=deployed.agent.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    data = answer.json()["data"]
+    assert data["decision_id"] is None
+    assert data["result"]["isError"] is True
+    assert data["result"]["_meta"]["io.mcphub/error"]["reason"] == "credential_unavailable"
+    [row] = await audit_events(database, action="tool.call", outcome="failed")
+    assert row.details["reason"] == "credential_unavailable"
