@@ -5,15 +5,19 @@ The callback has no API key: the ``state`` is the capability. In order, each ref
 
 1. ``state`` is looked up by its SHA-256; unknown (forged) → ``state_invalid``. The row names
    its tenant, which the rest of the callback acts in.
-2. The row is claimed ``pending`` → ``redeeming`` by one conditional update: a replayed, expired
-   or concurrently redeemed state loses → ``state_invalid``. From here the flow is spent,
+2. The row is claimed ``pending`` → ``redeeming`` by one conditional update: a replayed or
+   concurrently redeemed state loses → ``state_invalid``; a pending state past its expiry is
+   claimed by another (only to fail it) → ``state_expired``. From here the flow is spent,
    whatever happens next.
-3. RFC 9207 ``iss`` (:func:`~hub.oauth.authorization_request.check_response_issuer`), then the
+3. The tenant and the initiator, read again (:mod:`hub.oauth.standing`): ``tenant_disabled``,
+   ``initiator_disabled``, ``initiator_forbidden``.
+4. RFC 9207 ``iss`` (:func:`~hub.oauth.authorization_request.check_response_issuer`), then the
    authorization server's ``error`` (only its presence counts: ``authorization_denied``), then
-   the ``code``.
-4. The code is redeemed (RFC 6749 §4.1.3 with the PKCE verifier and RFC 8707 ``resource``,
-   authenticated as registered) with no transaction open.
-5. In one short transaction: the tokens are stored as an ``oauth_token`` credential — the access
+   the ``code`` (``code_missing``, ``code_too_long``).
+5. The code is redeemed (RFC 6749 §4.1.3 with the PKCE verifier and RFC 8707 ``resource``,
+   authenticated as registered) with no transaction open. ``invalid_client`` there forgets a
+   kept dynamic registration (:mod:`hub.oauth.clients`).
+6. In one short transaction: the tokens are stored as an ``oauth_token`` credential — the access
    token as its secret, the refresh token and client secret in their own encrypted fields, the
    OAuth columns, ``api_base_url`` the server's origin — either the credential being
    re-authorised, **in place** (same id, version + 1, so deployments keep working), or a new
@@ -41,8 +45,9 @@ from hub.core.logging import current_request_id
 from hub.core.tenancy import TenantId, system_scope
 from hub.credentials.service import sealed_columns, update_if_version
 from hub.egress import EgressError, origin_of
+from hub.grants.cache import PolicyCache
 from hub.models import Credential, OAuthAuthorization
-from hub.oauth import repository
+from hub.oauth import repository, standing
 from hub.oauth.authorization_request import check_response_issuer
 from hub.oauth.clients import keep_client
 from hub.oauth.context import OAuthContext
@@ -82,7 +87,14 @@ def _refused(reason: str, labels: _Labels | None = None) -> CallbackOutcome:
     return CallbackOutcome(status, reason, labels.tenant, labels.server, labels.initiator)
 
 
-async def _claim(db: Database, state: str) -> tuple[TenantId, OAuthAuthorization] | None:
+@dataclass(frozen=True)
+class _Claimed:
+    tenant_id: TenantId
+    row: OAuthAuthorization
+    expired: bool  # the state is known but past its expiry: the flow only fails
+
+
+async def _claim(db: Database, state: str) -> _Claimed | None:
     digest = state_digest(state)
     async with db.session(write=False) as read:
         # before its tenant is known (a SECURITY DEFINER function on PostgreSQL)
@@ -96,9 +108,13 @@ async def _claim(db: Database, state: str) -> tuple[TenantId, OAuthAuthorization
         row = await repository.find_by_state_all_tenants(session, digest)
         if row is None:
             return None
-        if not await repository.claim_authorization(session, tenant_id, row.id, clock.now()):
-            return None
-    return tenant_id, row
+        now = clock.now()
+        if await repository.claim_authorization(session, tenant_id, row.id, now):
+            return _Claimed(tenant_id, row, expired=False)
+        # known and pending, but expired: said so to whoever holds the state (its capability)
+        if await repository.claim_expired(session, tenant_id, row.id, now):
+            return _Claimed(tenant_id, row, expired=True)
+    return None
 
 
 async def _labels(db: Database, tenant_id: TenantId, row: OAuthAuthorization) -> _Labels:
@@ -113,7 +129,7 @@ async def _labels(db: Database, tenant_id: TenantId, row: OAuthAuthorization) ->
 
 
 async def _redeem(
-    ctx: OAuthContext, tenant_id: TenantId, row: OAuthAuthorization, code: str
+    db: Database, ctx: OAuthContext, tenant_id: TenantId, row: OAuthAuthorization, code: str
 ) -> tuple[TokenResponse, str | None]:
     verifier = open_field(ctx.keyring, STATE_AAD, row, "verifier")
     secret = open_field(ctx.keyring, STATE_AAD, row, "client_secret")
@@ -133,7 +149,9 @@ async def _redeem(
             deadline_s=ctx.config.deadline_s,
             scope=str(tenant_id),
         )
-    except TokenError:
+    except TokenError as exc:
+        if exc.error == "invalid_client":
+            await _forget_dead_client(db, tenant_id, row)
         raise failure("token_request_failed") from None
     except EgressError as exc:
         raise from_egress(exc) from None
@@ -272,9 +290,25 @@ def _param(value: str | None) -> str | None:
     return value if value is not None and 0 < len(value) <= MAX_PARAM else None
 
 
+def _code(code: str | None) -> str:
+    if code is not None and len(code) > MAX_PARAM:
+        raise failure("code_too_long")
+    if not code:
+        raise failure("code_missing")
+    return code
+
+
+async def _forget_dead_client(db: Database, tenant_id: TenantId, row: OAuthAuthorization) -> None:
+    """The token endpoint answered ``invalid_client``: a dynamic registration the authorization
+    server no longer knows is forgotten, so the next connect registers the hub again."""
+    async with db.session(write=True) as session:
+        await repository.forget_dynamic_client(session, tenant_id, row.issuer, row.client_id)
+
+
 async def complete_callback(
     db: Database,
     ctx: OAuthContext,
+    policies: PolicyCache,
     *,
     state: str | None,
     code: str | None,
@@ -286,16 +320,18 @@ async def complete_callback(
     claimed = await _claim(db, state) if state is not None else None
     if claimed is None:
         return _refused("state_invalid")
-    tenant_id, row = claimed
+    tenant_id, row = claimed.tenant_id, claimed.row
     labels = await _labels(db, tenant_id, row)
     try:
+        if claimed.expired:
+            raise failure("state_expired")
+        refused = await standing.refusal(db, policies, tenant_id, row)
+        if refused is not None:
+            raise failure(refused)
         check_response_issuer(row.issuer, iss, required=row.iss_required)
         if error is not None:
             raise failure("authorization_denied")
-        code = _param(code)
-        if code is None:
-            raise failure("code_missing")
-        tokens, client_secret = await _redeem(ctx, tenant_id, row, code)
+        tokens, client_secret = await _redeem(db, ctx, tenant_id, row, _code(code))
         await _store(db, ctx, tenant_id, row, tokens, client_secret)
     except OAuthFailed as exc:
         await _fail(db, tenant_id, row, exc.reason)

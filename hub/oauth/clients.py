@@ -5,6 +5,12 @@ the server has accepted the client by registering it. A pre-registered client (a
 ``"client"``) is kept only by the callback, once its code has been redeemed: kept earlier, a
 mistyped client id would replace the tenant's working registration for that issuer, and every
 later connect and step-up would use it (registrations kept take precedence over new ones).
+
+A kept dynamic registration the authorization server has forgotten (its token endpoint answers
+``invalid_client`` to a code redemption or a refresh) is forgotten too
+(:func:`hub.oauth.repository.forget_dynamic_client`, by the callback and the refresher): kept,
+every later connect reused the dead client and failed. A pre-registered client stays: it is the
+operator's to replace.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from hub.core.deps import DatabaseDep, SessionDep, SessionRoute
 from hub.core.openapi import error_response
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope
+from hub.grants.deps import PolicyCacheDep
 from hub.oauth import service
 from hub.oauth.config import CALLBACK_PATH, CLIENT_METADATA_PATH
 from hub.oauth.deps import OAuthContextDep
@@ -92,13 +93,16 @@ async def get_authorization(
 async def oauth_callback(
     db: DatabaseDep,
     ctx: OAuthContextDep,
+    policies: PolicyCacheDep,
     code: Annotated[str | None, Query()] = None,
     state: Annotated[str | None, Query()] = None,
     iss: Annotated[str | None, Query()] = None,
     error: Annotated[str | None, Query()] = None,
 ) -> HTMLResponse:
     """Where the authorization server sends the browser back; authorised by ``state`` alone."""
-    outcome = await service.complete_callback(db, ctx, state=state, code=code, iss=iss, error=error)
+    outcome = await service.complete_callback(
+        db, ctx, policies, state=state, code=code, iss=iss, error=error
+    )
     return callback_page(outcome)
 
 

@@ -38,8 +38,15 @@ MESSAGES: Final[dict[str, str]] = {
     "iss_mismatch": "the authorization response does not come from the expected issuer",
     "authorization_denied": "the authorization server did not grant the authorization",
     "code_missing": "the authorization response carries no code",
+    "code_too_long": "the authorization response's code is longer than the hub accepts",
     "token_request_failed": "the authorization server did not issue a token",
     "state_expired": "the authorization expired before it was completed",
+    "tenant_disabled": "the tenant this authorization was started in is disabled",
+    "initiator_disabled": "the principal who started this authorization is disabled",
+    "initiator_forbidden": (
+        "the principal who started this authorization may no longer connect this server or "
+        "credential"
+    ),
     # egress (the fetcher's reasons, as in discovery)
     "redirect_refused": "upstream redirected; redirects are not followed",
     "origin_refused": "the url is outside the origin the request may be sent to",
@@ -54,7 +61,17 @@ MESSAGES: Final[dict[str, str]] = {
 
 #: Callback refusals decided before any token request: 400 (the browser's request was bad).
 CALLBACK_REFUSALS: Final = frozenset(
-    {"state_invalid", "iss_mismatch", "authorization_denied", "code_missing", "state_expired"}
+    {
+        "state_invalid",
+        "state_expired",
+        "tenant_disabled",
+        "initiator_disabled",
+        "initiator_forbidden",
+        "iss_mismatch",
+        "authorization_denied",
+        "code_missing",
+        "code_too_long",
+    }
 )
 
 

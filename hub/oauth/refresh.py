@@ -17,11 +17,13 @@ upstream use, and the worker's engine. One refresh of one credential, on any rep
 
 Other callers — on this replica or another — poll the row within their deadline and reuse the
 result, so N concurrent uses right after expiry make exactly one request to the authorization
-server. ``invalid_grant`` first re-reads the row (another replica may have rotated the refresh
-token, or an operator re-authorised), and only then marks the credential ``error`` (audited):
-it is then refused like an absent credential. Other failures release the lease; the old token
-is used while it is still valid. Every refresh is audited (``credential.refresh``); tokens
-never appear in audit details, logs or errors.
+server. ``invalid_grant`` — or ``invalid_client``, the client registration forgotten by the
+authorization server (whose kept dynamic registration is then forgotten too, so the next connect
+registers again) — first re-reads the row (another replica may have rotated the refresh token,
+or an operator re-authorised), and only then marks the credential ``error`` (audited): it is
+then refused like an absent credential, and says to connect again. Other failures release
+the lease; the old token is used while it is still valid. Every refresh is audited
+(``credential.refresh``); tokens never appear in audit details, logs or errors.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ __all__ = ["TokenRefresher"]
 log = logging.getLogger("hub.oauth.refresh")
 
 Busy = Literal["busy"]
+#: token endpoint answers after which the credential is dead until re-authorised: the refresh
+#: token refused, or the client itself no longer known (a registration the server forgot)
+TERMINAL = frozenset({"invalid_grant", "invalid_client"})
 MAX_SCOPE_TEXT = 4096  # what the scope column holds
 Claim = tuple[Credential, str]
 
@@ -198,8 +203,8 @@ class TokenRefresher:
                 scope=str(tenant_id),
             )
         except TokenError as exc:
-            if exc.error == "invalid_grant":
-                return await self._invalid_grant(db, tenant_id, row, holder)
+            if exc.error in TERMINAL:
+                return await self._refused(db, tenant_id, row, holder, exc.error)
             return await self._failed(db, tenant_id, row, holder, exc.error)
         except EgressError as exc:
             return await self._failed(db, tenant_id, row, holder, exc.reason)
@@ -232,9 +237,11 @@ class TokenRefresher:
             raise TokenUnavailable("credential_unavailable")
         return current
 
-    async def _invalid_grant(
-        self, db: Database, tenant_id: TenantId, row: Credential, holder: str
+    async def _refused(
+        self, db: Database, tenant_id: TenantId, row: Credential, holder: str, error: str
     ) -> Credential:
+        """A :data:`TERMINAL` answer: unless the row was rotated meanwhile, the credential goes
+        to ``error``; for ``invalid_client``, its kept dynamic registration is forgotten."""
         async with db.session(write=True) as session:
             current = await repository.get_credential(session, tenant_id, row.id)
             if current is None:
@@ -250,12 +257,17 @@ class TokenRefresher:
                 session, tenant_id, row.id, holder, {"status": "error", "updated_at": clock.now()}
             )
             if marked:
+                details: dict[str, Any] = {"error": error, "status": "error"}
+                if error == "invalid_client" and row.oauth_issuer and row.oauth_client_id:
+                    details["client_forgotten"] = await repository.forget_dynamic_client(
+                        session, tenant_id, row.oauth_issuer, row.oauth_client_id
+                    )
                 await self._audit(
                     session,
                     tenant_id,
                     row.id,
                     Action.CREDENTIAL_REFRESH,
-                    {"error": "invalid_grant", "status": "error"},
+                    details,
                     outcome="failed",
                 )
         raise TokenUnavailable("credential_unavailable")

@@ -17,23 +17,28 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Uuid, and_, column, func, or_, select, text, union_all, update
+from sqlalchemy import Uuid, and_, column, delete, func, or_, select, text, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from hub.core.tenancy import TenantId, scoped
-from hub.models import Credential, OAuthAuthorization, OAuthClient
+from hub.models import Credential, OAuthAuthorization, OAuthClient, Principal, Tenant
 
 __all__ = [
+    "active_tenants",
     "claim_authorization",
+    "claim_expired",
     "count_reauthorizations",
     "count_sealed_by_key_id_all_tenants",
     "count_sealed_by_key_id_every_tenant",
     "find_by_state_all_tenants",
     "finish_authorization",
+    "forget_dynamic_client",
     "get_authorization",
     "get_client",
     "get_credential",
+    "get_platform_principal",
+    "get_principal",
     "lock_credential",
     "lock_due",
     "lock_to_rewrap_all_tenants",
@@ -49,6 +54,43 @@ __all__ = [
 # ---------------------------------------------------------------------------- clients
 async def get_client(session: AsyncSession, tenant_id: TenantId, issuer: str) -> OAuthClient | None:
     query = scoped(OAuthClient, tenant_id).where(OAuthClient.issuer == issuer)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def forget_dynamic_client(
+    session: AsyncSession, tenant_id: TenantId, issuer: str, client_id: str
+) -> bool:
+    """Delete the kept client for ``issuer`` if it is still the dynamic registration
+    ``client_id`` (its server answered ``invalid_client``); any other kept client stays."""
+    result = await session.execute(
+        delete(OAuthClient)
+        .where(
+            OAuthClient.tenant_id == tenant_id.value,
+            OAuthClient.issuer == issuer,
+            OAuthClient.client_id == client_id,
+            OAuthClient.registration == "dynamic",
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- initiators
+async def get_principal(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> Principal | None:
+    """A flow's initiator when it is one of the tenant's principals."""
+    query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_platform_principal(
+    session: AsyncSession, principal_id: uuid.UUID
+) -> Principal | None:
+    """A flow's initiator when it is the platform admin (who acts in every tenant)."""
+    query = select(Principal).where(
+        Principal.id == principal_id, Principal.is_platform_admin.is_(True)
+    )
     return (await session.execute(query)).scalar_one_or_none()
 
 
@@ -94,6 +136,25 @@ async def claim_authorization(
             OAuthAuthorization.id == authorization_id,
             OAuthAuthorization.status == "pending",
             OAuthAuthorization.expires_at > now,
+        )
+        .values(status="redeeming")
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def claim_expired(
+    session: AsyncSession, tenant_id: TenantId, authorization_id: uuid.UUID, now: datetime
+) -> bool:
+    """``pending`` → ``redeeming`` if pending but expired, for the callback to fail it
+    (``state_expired``): one callback wins; a replay then reads as unknown."""
+    result = await session.execute(
+        update(OAuthAuthorization)
+        .where(
+            OAuthAuthorization.tenant_id == tenant_id.value,
+            OAuthAuthorization.id == authorization_id,
+            OAuthAuthorization.status == "pending",
+            OAuthAuthorization.expires_at <= now,
         )
         .values(status="redeeming")
         .execution_options(synchronize_session=False)
@@ -241,11 +302,12 @@ async def lock_due(
 async def tenants_due(
     session: AsyncSession, due_before: datetime, now: datetime
 ) -> list[uuid.UUID]:
-    """The tenants holding a credential due, the most urgent first, in every tenant the session
-    sees (SQLite's; on PostgreSQL :func:`tenants_due_every_tenant`)."""
+    """The active tenants holding a credential due, the most urgent first, in every tenant the
+    session sees (SQLite's; on PostgreSQL :func:`tenants_due_every_tenant`)."""
     query = (
         select(Credential.tenant_id)
-        .where(*_due(due_before, now))
+        .join(Tenant, Tenant.id == Credential.tenant_id)
+        .where(*_due(due_before, now), Tenant.status == "active")
         .group_by(Credential.tenant_id)
         .order_by(func.min(Credential.expires_at), Credential.tenant_id)
     )
@@ -260,11 +322,21 @@ _TENANTS_DUE = text(
 async def tenants_due_every_tenant(
     session: AsyncSession, due_before: datetime, now: datetime
 ) -> list[uuid.UUID]:
-    """The tenants holding a credential :func:`lock_due` would claim, the most
+    """The active tenants holding a credential :func:`lock_due` would claim, the most
     urgent first, by the ``SECURITY DEFINER`` ``hub_oauth_due_tenants()`` (PostgreSQL,
-    migration 0904)."""
+    migration 0904), which names disabled tenants too: :func:`active_tenants` drops them."""
     params = {"due_before": due_before, "now": now}
-    return list((await session.execute(_TENANTS_DUE, params)).scalars())
+    due = list((await session.execute(_TENANTS_DUE, params)).scalars())
+    active = await active_tenants(session, due)
+    return [tenant for tenant in due if tenant in active]
+
+
+async def active_tenants(session: AsyncSession, tenant_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Those of ``tenant_ids`` that are ``active`` (the tenants table has no row-level security)."""
+    if not tenant_ids:
+        return set()
+    query = select(Tenant.id).where(Tenant.id.in_(list(tenant_ids)), Tenant.status == "active")
+    return set((await session.execute(query)).scalars())
 
 
 # ---------------------------------------------------------------------------- key rotation
