@@ -17,6 +17,7 @@ from hub.egress.addresses import DestinationPolicy
 from hub.egress.config import EgressConfig
 from hub.egress.errors import (
     ConnectFailed,
+    ConnectionLost,
     DestinationRefused,
     EgressError,
     EgressTimeout,
@@ -36,6 +37,7 @@ from hub.egress.urls import is_header_safe_secret, origin_of, validate_url
 
 __all__ = [
     "ConnectFailed",
+    "ConnectionLost",
     "DestinationPolicy",
     "DestinationRefused",
     "Dialer",

@@ -3,7 +3,8 @@
 A frozen value: the destination policy inputs (loopback flag, operator-listed private networks),
 the extra origins a pinned origin may also reach (normalised with :func:`origin_of` so lookups
 compare like with like), the byte caps, the connection limits and the modest per-phase timeouts
-that sit under each operation's total deadline.
+that sit under each operation's total deadline. ``read_timeout_s`` is only a floor: a read of an
+operation's request may wait as long as its deadline leaves (:class:`~hub.egress.Operation`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from typing import ClassVar, Literal
 
 __all__ = [
     "ConnectFailed",
+    "ConnectionLost",
     "DestinationRefused",
     "EgressError",
     "EgressTimeout",
@@ -110,10 +111,19 @@ class EgressTimeout(EgressError):
 
 
 class ConnectFailed(EgressError):
-    """The host did not resolve, the connection failed, or it broke before the exchange ended."""
+    """The host did not resolve, or no connection to it could be made: nothing was sent."""
 
     reason = "connect_failed"
     default_message = "could not connect to upstream"
+
+
+class ConnectionLost(EgressError):
+    """The connection broke once it carried the request: while it was sent, before the answer,
+    or in the middle of it. The upstream may have received the request and acted on it, so its
+    outcome is unknown (unlike :class:`ConnectFailed`, where nothing left the hub)."""
+
+    reason = "connection_lost"
+    default_message = "the connection to upstream broke after the request was sent"
 
 
 class TlsFailed(EgressError):

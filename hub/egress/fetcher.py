@@ -11,7 +11,8 @@ Rules an operation enforces, and why:
 
 - **One total deadline** (``asyncio.timeout``) around the whole block — DNS, connects, every
   request, every body and the caller's own parsing — because per-phase timeouts never stop a
-  server that drips one byte at a time. Expiry leaves the block as :class:`EgressTimeout`.
+  server that drips one byte at a time. Expiry leaves the block as :class:`EgressTimeout`. A
+  read may wait as long as the deadline leaves: a server working in silence is not cut sooner.
 - **Pinned origin**: a request may only go to ``pin`` or the extra origins configured for it
   (``HUB_EXTRA_ORIGINS``); anything else is :class:`OriginRefused` before any connection, so a
   credential is never sent to a host it was not registered for.
@@ -340,6 +341,7 @@ class Operation:
         answer (its ``Location`` is the caller's to read, and is never contacted here)."""
         request, origin = self._build(method, url, json, content, headers)
         async with self._slot(origin):
+            self._read_until_deadline(request)
             response = await self._fetcher._send(request)
             streamed = StreamedResponse(
                 response, budget=self.budget, max_bytes=self._fetcher.config.max_response_bytes
@@ -350,6 +352,16 @@ class Operation:
                 yield streamed
             finally:
                 await streamed.aclose()
+
+    def _read_until_deadline(self, request: httpx2.Request) -> None:
+        """Each read of ``request`` may wait as long as the deadline leaves (at least
+        ``read_timeout_s``): a shorter wait cut calls whose server works in silence (stop 53)."""
+        when = self._timeout.when() if self._timeout is not None else None
+        if when is not None:
+            remaining = when - asyncio.get_running_loop().time()
+            timeouts = {**request.extensions.get("timeout", {})}
+            timeouts["read"] = max(self._fetcher.config.read_timeout_s, remaining)
+            request.extensions["timeout"] = timeouts
 
     @contextlib.asynccontextmanager
     async def _slot(self, origin: str) -> AsyncIterator[None]:

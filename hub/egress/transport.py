@@ -23,19 +23,33 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 import httpcore2
 import httpx2
 
-from hub.egress.errors import ConnectFailed, EgressError, EgressTimeout, UrlRejected
+from hub.egress.errors import (
+    ConnectFailed,
+    ConnectionLost,
+    EgressError,
+    EgressTimeout,
+    UrlRejected,
+)
 from hub.egress.network import PolicyBackend
 
 __all__ = ["PinnedTransport", "translate_core_error"]
 
 
 def translate_core_error(exc: Exception) -> EgressError | None:
-    """The egress error for an ``httpcore2`` exception; ``None`` for anything else."""
+    """The egress error for an ``httpcore2`` exception; ``None`` for anything else.
+
+    A connection that was never made is :class:`ConnectFailed`; one that broke once it carried
+    the request (a read or write failed, or the server closed it before its answer ended) is
+    :class:`ConnectionLost`: the server may have acted on the request."""
     if isinstance(exc, httpcore2.TimeoutException):
         return EgressTimeout()
     if isinstance(exc, httpcore2.UnsupportedProtocol):
         return UrlRejected()
-    if isinstance(exc, httpcore2.NetworkError | httpcore2.ProtocolError | httpcore2.ProxyError):
+    if isinstance(exc, httpcore2.ConnectError):
+        return ConnectFailed()
+    if isinstance(exc, httpcore2.NetworkError | httpcore2.RemoteProtocolError):
+        return ConnectionLost()
+    if isinstance(exc, httpcore2.ProtocolError | httpcore2.ProxyError):
         return ConnectFailed()
     return None
 

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from hub.core.db import Database
 from hub.core.tenancy import TenantId
+from hub.egress import ConnectFailed, ConnectionLost
 from hub.mcp import CallResult, DiscoveryResult, era_from_hint
 from hub.mcp.redaction import Redactor
 from hub.mcp.wire import Json
@@ -59,6 +60,10 @@ async def discover(
     started = time.perf_counter()
     try:
         return await with_fresh_credential(ctx, db, tenant_id, target, run)
+    except ConnectionLost:
+        # a discovery only reads: no outcome is in doubt when its connection breaks, and its
+        # reasons (hub.discovery.reasons) call that a connection the hub could not use
+        raise ConnectFailed() from None
     finally:
         ctx.metrics.upstream.labels(operation="discovery").observe(time.perf_counter() - started)
 

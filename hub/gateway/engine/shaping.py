@@ -62,6 +62,10 @@ UPSTREAM_MESSAGES: Final[Mapping[str, str]] = {
     "result_too_large": "the tool's result is too large to return without altering it",
     "timeout": "the tool's server did not answer in time",
     "connect_failed": "the hub could not connect to the tool's server",
+    "connection_lost": (
+        "the connection to the tool's server broke after the call was sent: the tool may have "
+        "run, so the outcome is unknown"
+    ),
     "tls_failed": "the tool's server failed TLS verification",
     "unauthorized": "the tool's server refused the hub's credential",
     "not_mcp": "the tool's server did not answer as an MCP server",
