@@ -44,6 +44,7 @@ from hub.grants.cache import PolicyCache
 from hub.health.secret_checks import secrets_match
 from hub.health.service import Readiness
 from hub.mcp import McpClient, SessionKeeper
+from hub.oauth.expiry import register_expiry
 from hub.oauth.rotation import keyring_covers_oauth_rows
 from hub.oauth.service import OAuthConfig, OAuthContext, TokenRefresher, register_refresh
 from hub.ratelimit import RateLimitConfigError, RateLimiter, parse_policies
@@ -80,6 +81,7 @@ def register_jobs(
     """Every background job kind of the hub, registered with one call each
     (``jobs.register(kind, handler, …)``; see :mod:`hub.core.jobs`)."""
     register_refresh(jobs, refresher)
+    register_expiry(jobs)
     register_drift(jobs, watch)
     register_erasure(jobs, settings.approval_arguments_keep_s)
     register_unreported(jobs, metrics)
