@@ -139,7 +139,7 @@ def run_server(
     from hub.approvals.service import ApprovalContext
     from hub.core.components import components_of
     from hub.core.workers import Workers
-    from hub.gateway.endpoint import Stopping
+    from hub.gateway.shutdown import Stopping
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:

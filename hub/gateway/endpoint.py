@@ -9,8 +9,8 @@ caller that is not the deployment's agent — the platform admin and tenant admi
 to the deployment's :class:`~hub.gateway.host.GatewayHost`. The calls' audit rows go to the
 replica's :class:`~hub.audit.writer.AuditWriter` and are awaited after the answer is sent. An
 agent that closes its request cancels its calls (:mod:`~hub.gateway.disconnect`); a request the
-end of ``hub serve``'s shutdown grace cancels is answered ``50300`` (:func:`_stopping`). Stateless
-in both eras: GET and DELETE are 405.
+end of ``hub serve``'s shutdown grace cancels is answered ``50300``
+(:mod:`hub.gateway.shutdown`). Stateless in both eras: GET and DELETE are 405.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from hub.gateway.engine.engine import Gateway
 from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE
 from hub.gateway.engine.model import ServerEntry
 from hub.gateway.host import GatewayHost
+from hub.gateway.shutdown import audited, cut_batch, cut_by_shutdown, stopping
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.mcp.server.answers import HttpAnswer, RpcError, error_message
@@ -66,11 +67,9 @@ from hub.mcp.server.legacy import BatchProgress
 from hub.ratelimit import RateLimiter
 from hub.upstream import UpstreamContext
 
-__all__ = ["Stopping", "router"]
+__all__ = ["router"]
 
 NOT_FOUND = 40400
-#: ``data.reason`` of the answer to a request cut short by the hub's shutdown
-HUB_STOPPING = "hub_stopping"
 
 log = logging.getLogger("hub.gateway")
 router = APIRouter(tags=["gateway"], route_class=ShapedRoute)
@@ -123,64 +122,6 @@ def _error(status: int, code: int, message: str, error_class: str, **headers: st
     return _answer(HttpAnswer(status, error_message(None, error), headers))
 
 
-class Stopping:
-    """The mark ``hub serve`` adds to an app's components when it is told to stop
-    (:mod:`hub.cli.serve`): from then on, the request's task cancelled is the end of the
-    shutdown grace (uvicorn cancels the requests still running then; nothing else cancels a
-    request's task from outside, and an agent that goes away is :func:`unless_gone`'s)."""
-
-
-def _cut_by_shutdown(request: Request) -> bool:
-    """Whether the cancellation being handled is the end of the shutdown grace; if so it is
-    taken (``uncancel``), so that the answer can still be sent: uvicorn cancels a request once,
-    and the connection stays open until its answer is written."""
-    if Stopping not in components_of(request.app):
-        return False  # a cancellation of another kind (an in-process caller's) goes on
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
-    return True
-
-
-def _stopping_error(*, dispatched: bool) -> RpcError:
-    """The error of a request cut short by the hub's shutdown: JSON-RPC ``50300`` at HTTP 503,
-    class ``unavailable``, reason :data:`HUB_STOPPING`; the message says whether the call may
-    have run (``dispatched``: its upstream leg may have begun; the audit row of the call says
-    ``cancelled``).
-
-    uvicorn's own answer was a ``text/plain`` 500, which no MCP client reads as an answer (the
-    sidecar took it for a hub that gave none). The endpoint's answer for the hub unavailable is
-    ``50300`` with HTTP 503 already (an unreachable database): the same code and class, so an
-    agent and the sidecar (which relays a JSON-RPC error at 503 as it is) handle one case. A
-    JSON-RPC error, not an ``isError`` result: the request was not served, which is not a
-    tool's outcome for the model to read (and an error answers any method and either era in
-    one form, with no era's result fields to add). No ``Retry-After``: the call's outcome is
-    unknown, and the agent, not a proxy, should decide whether to repeat it."""
-    message = (
-        "the hub is shutting down: the call's outcome is unknown (it may have run)"
-        if dispatched
-        else "the hub is shutting down: the request did not run"
-    )
-    return RpcError(
-        UNAVAILABLE, message, {"class": "unavailable", "reason": HUB_STOPPING}, status=503
-    )
-
-
-def _stopping(raw: Any, *, dispatched: bool) -> HttpAnswer:
-    """The answer to a request cut short by the hub's shutdown: :func:`_stopping_error` for
-    every request of the body, each with its id."""
-    return answer_each(raw, _stopping_error(dispatched=dispatched))
-
-
-def _cut_batch(raw: list[Any], progress: BatchProgress) -> HttpAnswer:
-    """A batch (2025-03-26) cut short by the hub's shutdown: the answers of the messages it
-    had run, the request running then "may have run", each after it "did not run" (they run
-    one after the other). Every request of it used to get "may have run" at 503, the answers
-    of calls that had run included: an agent repeating them would run them twice."""
-    running, not_run = _stopping_error(dispatched=True), _stopping_error(dispatched=False)
-    return progress.cut(raw, running, not_run)
-
-
 def _origin_allowed(request: Request, settings: Settings) -> bool:
     origin = request.headers.get("origin")
     return origin is None or origin in settings.allowed_origins
@@ -220,9 +161,9 @@ async def mcp(
     try:
         return await _serve(request, t, d)
     except asyncio.CancelledError:
-        if not _cut_by_shutdown(request):
+        if not cut_by_shutdown(request):
             raise
-        return _answer(_stopping(None, dispatched=False))  # before anything was dispatched
+        return _answer(stopping(None, dispatched=False))  # before anything was dispatched
     except Exception as error:
         # The REST handlers answer 503 with the hub's error body; an MCP client reads JSON-RPC.
         if not database_unavailable(error):
@@ -369,23 +310,23 @@ async def _serve(request: Request, t: str, d: str) -> Response:
         ),
     )
     response = _answered(await _dispatched(request, host, raw))
-    response.background = BackgroundTask(audit.pending.wait)
+    response.background = BackgroundTask(audited, request, audit)
     return response
 
 
 async def _dispatched(request: Request, host: GatewayHost, raw: Any) -> HttpAnswer | None:
     """The dispatch's answer (None: the agent went away, its calls cancelled), or
-    :func:`_stopping`'s when the end of the shutdown grace cut it short."""
+    :func:`~hub.gateway.shutdown.stopping`'s when the end of the shutdown grace cut it short."""
     progress = BatchProgress() if isinstance(raw, list) else None
     try:
         answer = dispatch(host, raw, _headers(request), progress)
         return await unless_gone(request.receive, answer)
     except asyncio.CancelledError:
-        if not _cut_by_shutdown(request):
+        if not cut_by_shutdown(request):
             raise
         if isinstance(raw, list) and progress is not None and progress.running >= 0:
-            return _cut_batch(raw, progress)
-        return _stopping(raw, dispatched=True)
+            return cut_batch(raw, progress)
+        return stopping(raw, dispatched=True)
 
 
 def _headers(request: Request) -> dict[str, str]:
