@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from hub.audit.actions import Action
 from hub.audit.service import record
 from hub.core import clock, rls
@@ -194,6 +196,24 @@ def _token_values(
     }
 
 
+async def _server_oauth_credential(
+    session: AsyncSession, tenant_id: TenantId, row: OAuthAuthorization
+) -> uuid.UUID | None:
+    """For a server's first connect: the OAuth credential another flow of the same server bound
+    to it since this one started (Connect pressed twice, a timed-out CLI connect run again),
+    updated in place rather than left beside a second one, orphaned and refreshed for ever (an
+    OAuth walk, stop 53); None otherwise."""
+    if row.server_id is None:
+        return None
+    server = await servers_service.get_server_by_id(session, tenant_id, row.server_id)
+    if server is None or server.credential_id is None:
+        return None
+    bound = await repository.get_credential(session, tenant_id, server.credential_id)
+    if bound is None or bound.type != "oauth_token" or bound.status == "revoked":
+        return None
+    return bound.id
+
+
 async def _store(
     db: Database,
     ctx: OAuthContext,
@@ -203,9 +223,10 @@ async def _store(
     client_secret: str | None,
 ) -> uuid.UUID:
     async with db.session(write=True) as session:
-        created = row.credential_id is None
-        if row.credential_id is not None:
-            current = await repository.get_credential(session, tenant_id, row.credential_id)
+        target = row.credential_id or await _server_oauth_credential(session, tenant_id, row)
+        created = target is None
+        if target is not None:
+            current = await repository.get_credential(session, tenant_id, target)
             if current is None or current.status == "revoked":
                 raise failure("state_invalid")
             credential_id = current.id

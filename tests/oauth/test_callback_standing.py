@@ -203,3 +203,22 @@ async def test_the_refresher_keeps_no_disabled_tenant_s_tokens_alive(
         )
     assert await refresh_pass(hub.db, refresher) == 1
     assert len(peers.auth.token_requests("refresh_token")) == 1
+
+
+async def test_two_first_connects_of_one_server_leave_one_credential(
+    hub: Hub, oauth_peers: OAuthPeersStarter
+) -> None:
+    """Connect pressed twice (or a timed-out CLI connect run again), both completed: the second
+    updates the credential the first bound to the server, in place; it made a second one, left
+    active and refreshed for ever beside the one bound (an OAuth walk, stop 53)."""
+    peers = await oauth_peers()
+    await hub.add_server("linear", peers.peer.url)
+    _first, first_query = await _consented(hub, peers.peer.url, hub.headers)
+    _second, second_query = await _consented(hub, peers.peer.url, hub.headers)
+    for query in (first_query, second_query):
+        done = await hub.client.get("/oauth/callback", params=query)
+        assert done.status_code == 200, done.text
+    [credential] = await _credentials(hub)
+    assert credential.version == 2
+    server = await hub.client.get(hub.owner.url("servers", "linear"), headers=hub.headers)
+    assert server.json()["data"]["credential_id"] == str(credential.id)
