@@ -294,9 +294,11 @@ async def _on_asyncpg(
 
 
 def _raise_if_waited(error: Exception, sql: str, arguments: Any) -> None:
-    """A statement the server cancelled past its ``statement_timeout``, or whose lock was not
-    granted, as SQLAlchemy's error: made again, it waited as long again (a walk saw 40 s for
-    the documented 20)."""
+    """A statement refused for a reason :func:`~hub.core.db_errors.database_unavailable` names,
+    as SQLAlchemy's error (the handlers' 503) rather than made again: cancelled past its
+    ``statement_timeout`` or its lock not granted, made again it waited as long again (a walk
+    saw 40 s for the documented 20); the server out of memory or shutting down, it would be
+    refused again."""
     if database_unavailable(error):
         raise OperationalError(sql, arguments, error, hide_parameters=True) from error
 

@@ -144,8 +144,9 @@ class RelistRead(BaseModel):
     changed: bool | None
 
 
-class _Proceed(Exception):
-    """The engine reached the upstream call: the sidecar runs it."""
+class _Proceed(BaseException):
+    """The engine reached the upstream call: the sidecar runs it. Not an ``Exception``: the
+    engine marks a call that raised one as failed (the hub could not serve it)."""
 
 
 class _Decider:

@@ -270,6 +270,10 @@ async def create_grant(
     await _ensure_may_confer(
         session, cache, access, [(resource, data.action, data.effect)], data.expires_at
     )
+    # the principal's row first: the update holds it to the end of the transaction, so two
+    # creates for one principal run one after the other, and the second sees the first (its
+    # grant, or its replacing an expired one: they raced to delete it, a review found, stop 53)
+    await repository.bump_grants_version(session, access.tenant_id, data.principal_id)
     duplicate = await repository.find_duplicate(
         session, access.tenant_id, data.principal_id, resource, data.action
     )
@@ -282,9 +286,6 @@ async def create_grant(
         replaced = str(duplicate.id)
         await session.delete(duplicate)
         await session.flush()
-    # the principal's row first: the update holds it to the end of the transaction, so two
-    # creates for one principal count one after the other, and the second sees the first
-    await repository.bump_grants_version(session, access.tenant_id, data.principal_id)
     held = await repository.count_grants(session, access.tenant_id, data.principal_id)
     if held >= limit:
         raise Conflict(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -223,6 +224,30 @@ async def test_an_expired_grant_gives_way_to_a_new_one(
     created = await audit_events(database, action="grant.create")
     assert created[-1].details["replaced_expired_grant_id"] == first.json()["data"]["id"]
     assert "replaced_expired_grant_id" not in created[0].details
+
+
+async def test_two_creates_replacing_one_expired_grant_one_wins(
+    client: httpx2.AsyncClient, story: Story, clock_control: ClockControl
+) -> None:
+    """Both read the expired grant and raced to delete it: on PostgreSQL the second's delete
+    matched nothing, a 500 (a review, stop 53). The principal's row is now locked first: one
+    replaces the grant, the other then sees the new one, 409."""
+    admin, t = story.team.admin, story.team.tenant_id
+    for _ in range(3):
+        soon = (clock.now() + timedelta(minutes=5)).isoformat()
+        made = await _grant(client, admin, t, **story.allow("tool:read.*", expires_at=soon))
+        assert made.status_code == 201, made.text
+        clock_control.advance(301)
+        answers = await asyncio.gather(
+            _grant(client, admin, t, **story.allow("tool:read.*", effect="deny")),
+            _grant(client, admin, t, **story.allow("tool:read.*", effect="allow")),
+        )
+        assert sorted(a.status_code for a in answers) == [201, 409], [a.text for a in answers]
+        winner = next(a for a in answers if a.status_code == 201)
+        deleted = await client.delete(
+            f"/tenants/{t}/grants/{winner.json()['data']['id']}", headers=admin.headers
+        )
+        assert deleted.status_code == 204, deleted.text
 
 
 async def test_bad_cursor_is_400(client: httpx2.AsyncClient, story: Story) -> None:
