@@ -17,6 +17,7 @@ from hub.approvals.service import ApprovalContext
 from hub.audit.failures import audit_failed_request
 from hub.audit.writer import AuditWriter
 from hub.auth.caller import TenantAccess
+from hub.auth.key_format import PepperProof
 from hub.authz.decider import Effect, RouteDecider
 from hub.core.components import Components
 from hub.core.crypto import Keyring
@@ -113,6 +114,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
     fetcher = fetcher or Fetcher(egress)
     pepper = settings.api_key_pepper.get_secret_value().encode() if settings.api_key_pepper else b""
     metrics = Metrics()
+    pepper_proof = PepperProof()
     cache = PolicyCache()
     views = ViewLoader(settings.gateway_cache_bytes, on_miss=metrics.count_gateway_cache())
     idle_s = settings.upstream_session_idle_s
@@ -138,6 +140,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
         [
             settings,
             keyring,
+            pepper_proof,
             egress,
             fetcher,
             metrics,
@@ -153,7 +156,7 @@ def build_components(settings: Settings, fetcher: Fetcher | None = None) -> Comp
                 (
                     keyring_covers_rows(keyring),
                     keyring_covers_oauth_rows(keyring),
-                    secrets_match(keyring, pepper),
+                    secrets_match(keyring, pepper, pepper_proof),
                 )
             ),
             FailureHooks((audit_failed_request,)),

@@ -18,8 +18,9 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.auth.caller import Caller
-from hub.auth.key_format import ParsedKey, parse_key
+from hub.auth.key_format import ParsedKey, PepperProof, parse_key
 from hub.auth.service import admit_key_values, authenticate
+from hub.core.components import components_of
 from hub.core.deps import SessionDep, get_settings_dep, session_of
 from hub.core.errors import Unauthorized
 from hub.core.logging import bind_context
@@ -143,6 +144,9 @@ async def admit_request_values(
 
 def _remembered(request: Request, caller: Caller) -> Caller:
     request.state.caller = caller
+    proof = components_of(request.app).get(PepperProof)
+    if not proof.proven:
+        proof.proven = True
     bind_context(
         principal_id=str(caller.principal_id),
         tenant_id=str(caller.tenant_id) if caller.tenant_id else None,

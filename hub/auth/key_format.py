@@ -15,7 +15,15 @@ import secrets
 import zlib
 from dataclasses import dataclass
 
-__all__ = ["ParsedKey", "display_prefix", "generate_key", "hash_key", "parse_key"]
+__all__ = [
+    "ParsedKey",
+    "PepperProof",
+    "display_prefix",
+    "generate_key",
+    "hash_key",
+    "parse_key",
+    "pepper_check",
+]
 
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _KEY_RE = re.compile(r"^hub_([0-9A-Za-z]{12})_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$")
@@ -69,6 +77,17 @@ def parse_key(raw: str | None) -> ParsedKey | None:
 
 def hash_key(pepper: bytes, key: str) -> str:
     return hmac.new(pepper, key.encode(), hashlib.sha256).hexdigest()
+
+
+class PepperProof:
+    """Whether an API key has authenticated on this replica: its pepper is then the one this
+    database's keys were made with (a replica under another pepper authenticates none), which
+    ``/readyz`` records (:mod:`hub.health.secret_checks`). One per app."""
+
+    __slots__ = ("proven",)
+
+    def __init__(self) -> None:
+        self.proven = False
 
 
 def pepper_check(pepper: bytes) -> bytes:

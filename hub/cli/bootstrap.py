@@ -44,9 +44,11 @@ def bootstrap(
         db = Database.from_url(settings.database_url)
         try:
             key = await bootstrap_platform_admin(db, pepper, force=force)
-            # the secrets this database's keys are made with from now on: a new database has
-            # them before its first readiness probe, and --force accepts a changed pepper
-            await record_secret_checks(db, keyring, pepper, replace_pepper=True)
+            # the pepper this database's keys are made with from now on (--force: a changed
+            # pepper accepted); and on the new database of a first platform admin, nothing
+            # sealed yet, the keyring (with --force, the database's values may be another's)
+            keys = () if force else None
+            await record_secret_checks(db, keyring, pepper, keys=keys, replace_pepper=True)
             return key
         except PlatformAdminExists:
             return None

@@ -145,7 +145,7 @@ def row_aad(prefix: bytes, tenant_id: uuid.UUID, row_id: uuid.UUID, field: str) 
 class Keyring:
     """The AES-256-GCM keys by id, and the id that new encryptions use. Immutable."""
 
-    __slots__ = ("_active_key_id", "_aeads", "_tag_warned")
+    __slots__ = ("_active_key_id", "_aeads", "_opened", "_tag_warned")
 
     def __init__(self, keys: Mapping[str, bytes], active_key_id: str | None = None) -> None:
         if not keys:
@@ -161,6 +161,7 @@ class Keyring:
             aeads[key_id] = AESGCM(bytes(key))
         self._aeads: Final = aeads
         self._tag_warned: dict[str, float] = {}
+        self._opened: set[str] = set()  # key ids a stored value was opened under
         self._active_key_id: Final = _resolve_active(active_key_id, tuple(aeads))
 
     @classmethod
@@ -254,10 +255,20 @@ class Keyring:
         if aead is None or not _well_formed(sealed):
             return None
         try:
-            return aead.decrypt(sealed.nonce, sealed.ciphertext, aad)
+            plaintext = aead.decrypt(sealed.nonce, sealed.ciphertext, aad)
         except InvalidTag:
             self._warn_tag(key_id)
             return None
+        if key_id not in self._opened:
+            self._opened.add(key_id)
+        return plaintext
+
+    def proven(self, key_id: str) -> bool:
+        """Whether this ring's key under ``key_id`` is the one its values were sealed with, as
+        far as this process saw: a value under it opened, and none failed its tag. What
+        ``/readyz`` records as the database's key (:mod:`hub.health.secret_checks`): a replica
+        with another key under the id opens none of the stored values, so it records nothing."""
+        return key_id in self._opened and key_id not in self._tag_warned
 
     def _warn_tag(self, key_id: str) -> None:
         """Say once a minute a key id which values do not open under: after a restore with a

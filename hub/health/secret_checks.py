@@ -4,10 +4,18 @@ A key id missing from the keyring is caught by the credentials' own check; a key
 and other bytes, or another pepper, was not: after a restore with the wrong secrets, ``/readyz``
 said 200 while every call failed ``credential_unavailable`` or every key was 401 (an upgrade and
 backup walk, stop 52). ``secret_checks`` keeps a check value per key id and one for the pepper
-(:mod:`hub.models.secret_check`); a replica records the ones missing and is not ready while any
-recorded one disagrees with its own secrets. ``hub bootstrap`` records them too, so a new
-database has them before its first probe; ``hub bootstrap --force`` records the pepper it makes
-the new platform admin's key with, which is how a deliberate change of pepper is accepted.
+(:mod:`hub.models.secret_check`), and a replica whose secrets disagree with a recorded one is not
+ready.
+
+What is recorded must be the database's secrets, never a wrong replica's: the first replica
+asked used to record its own, so after an upgrade a replica with a wrong key, asked first, set
+the reference and locked every right one out (a review, stop 53). A replica now records only
+what it has seen work: a key id once it opened a stored value under it and no value failed
+(:meth:`~hub.core.crypto.Keyring.proven`), the pepper once an API key authenticated on it
+(:class:`~hub.auth.key_format.PepperProof`). ``hub bootstrap`` records them too, on the new
+database it makes the first platform admin of (nothing sealed yet: its keyring is the
+database's from then on); ``hub bootstrap --force`` records the pepper it makes the new
+platform admin's key with, which is how a deliberate change of pepper is accepted.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from hub.auth.key_format import pepper_check
+from hub.auth.key_format import PepperProof, pepper_check
 from hub.core import clock
 from hub.core.crypto import Keyring
 from hub.core.db import Database
@@ -50,8 +58,9 @@ def _key_name(key_id: str) -> str:
     return f"key:{key_id}"
 
 
-def secrets_match(keyring: Keyring, pepper: bytes) -> ReadinessCheck:
-    """The readiness check; one read, and one write the first time a secret is seen."""
+def secrets_match(keyring: Keyring, pepper: bytes, proof: PepperProof) -> ReadinessCheck:
+    """The readiness check; one read, and one write when a secret seen working is not
+    recorded yet."""
 
     async def check(db: Database) -> str | None:
         async with db.session(write=False) as session:
@@ -64,8 +73,10 @@ def secrets_match(keyring: Keyring, pepper: bytes) -> ReadinessCheck:
             and not keyring.matches(key_id, stored[_key_name(key_id)])
         ]
         pepper_wrong = PEPPER in stored and stored[PEPPER] != pepper_check(pepper)
-        if any(_key_name(k) not in stored for k in keyring.key_ids) or PEPPER not in stored:
-            await record_secret_checks(db, keyring, pepper)
+        keys = [k for k in keyring.key_ids if _key_name(k) not in stored and keyring.proven(k)]
+        with_pepper = PEPPER not in stored and proof.proven
+        if keys or with_pepper:
+            await record_secret_checks(db, keyring, pepper, keys=keys, with_pepper=with_pepper)
         if wrong:
             log.warning("readiness: the keyring's key under id %s is not this database's", wrong)
             return key_mismatch(wrong)
@@ -78,13 +89,24 @@ def secrets_match(keyring: Keyring, pepper: bytes) -> ReadinessCheck:
 
 
 async def record_secret_checks(
-    db: Database, keyring: Keyring, pepper: bytes, *, replace_pepper: bool = False
+    db: Database,
+    keyring: Keyring,
+    pepper: bytes,
+    *,
+    keys: Iterable[str] | None = None,
+    with_pepper: bool = True,
+    replace_pepper: bool = False,
 ) -> None:
-    """Record the check value of every key id and of the pepper not recorded yet (the first
-    record stands: two replicas racing keep one, and the other is then not ready); with
-    ``replace_pepper``, the pepper's even when one is recorded."""
-    rows = [{"name": _key_name(k), "value": keyring.check_value(k)} for k in keyring.key_ids]
-    rows.append({"name": PEPPER, "value": pepper_check(pepper)})
+    """Record the check value of the key ids ``keys`` (None: every one of the ring) and, with
+    ``with_pepper``, of the pepper, those not recorded yet (the first record stands: two
+    replicas racing keep one, and the other is then not ready); with ``replace_pepper``, the
+    pepper's even when one is recorded."""
+    chosen = keyring.key_ids if keys is None else tuple(keys)
+    rows = [{"name": _key_name(k), "value": keyring.check_value(k)} for k in chosen]
+    if with_pepper:
+        rows.append({"name": PEPPER, "value": pepper_check(pepper)})
+    if not rows:
+        return
     now = clock.now()
     async with db.session(write=True) as session:
         insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert

@@ -200,6 +200,20 @@ def test_a_check_value_tells_the_key_under_an_id_from_any_other() -> None:
     assert not ring("k1").matches("k1", value[:-1])
 
 
+def test_a_key_is_proven_by_an_opened_value_and_disproven_by_a_failed_one() -> None:
+    """What ``/readyz`` may record as the database's key (stop 53): opened, and never failed."""
+    keyring = ring("k1", "k2")
+    assert not keyring.proven("k1")
+    keyring.decrypt(keyring.encrypt(SECRET, AAD), AAD)
+    assert keyring.proven("k1")
+    assert not keyring.proven("k2")  # only what was opened
+    impostor = Keyring.parse(f"k1:{B64_K2}")
+    impostor.decrypt(impostor.encrypt(SECRET, AAD), AAD)  # its own values open
+    with pytest.raises(CredentialUnavailable):
+        impostor.decrypt(ring("k1").encrypt(SECRET, AAD), AAD)  # the stored ones do not
+    assert not impostor.proven("k1")
+
+
 # ---------------------------------------------------------------- nonces
 
 
