@@ -55,10 +55,17 @@ from hub.gateway.adapters.upstream import HubUpstream
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.disconnect import unless_gone
 from hub.gateway.engine.engine import Gateway
-from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE
+from hub.gateway.engine.errors import FORBIDDEN, UNAUTHENTICATED
 from hub.gateway.engine.model import ServerEntry
 from hub.gateway.host import GatewayHost
-from hub.gateway.shutdown import audited, cut_batch, cut_by_shutdown, stopping
+from hub.gateway.shutdown import (
+    audited,
+    cut_batch,
+    cut_by_shutdown,
+    cut_unavailable,
+    stopping,
+    unavailable_error,
+)
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.mcp.server.answers import HttpAnswer, RpcError, error_message
@@ -171,10 +178,8 @@ async def mcp(
         log.warning("gateway: database unavailable: %s", type(error).__name__)
         # each request of the body answered with its id (it was null: a client could not
         # tell which request the error answered)
-        unavailable = RpcError(
-            UNAVAILABLE, "the hub is unavailable", {"class": "unavailable"}, status=503
-        )
-        return _answer(answer_each(getattr(request.state, "rpc_body", None), unavailable))
+        raw = getattr(request.state, "rpc_body", None)
+        return _answer(answer_each(raw, unavailable_error()))
 
 
 def _unauthenticated() -> Response:
@@ -327,6 +332,15 @@ async def _dispatched(request: Request, host: GatewayHost, raw: Any) -> HttpAnsw
         if isinstance(raw, list) and progress is not None and progress.running >= 0:
             return cut_batch(raw, progress)
         return stopping(raw, dispatched=True)
+    except Exception as error:
+        # a batch whose database went away part way: what had run keeps its answer (it was
+        # answered "unavailable" like the rest, a review found, stop 53: an agent would repeat
+        # a call that ran); a single request is the endpoint's own 50300, in mcp()
+        if not database_unavailable(error) or progress is None or progress.running < 0:
+            raise
+        log.warning("gateway: database unavailable in a batch: %s", type(error).__name__)
+        assert isinstance(raw, list)  # noqa: S101 - progress exists for a batch only
+        return cut_unavailable(raw, progress)
 
 
 def _headers(request: Request) -> dict[str, str]:

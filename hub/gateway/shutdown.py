@@ -1,5 +1,6 @@
-"""The agents' endpoint at ``hub serve``'s shutdown (DESIGN §15): what a request cut by the end of
-``HUB_SHUTDOWN_GRACE_S`` is answered, and a response's audit wait cut by it.
+"""The agents' endpoint cut short (DESIGN §15): what a request cut by the end of ``hub serve``'s
+``HUB_SHUTDOWN_GRACE_S``, or by its database going away, is answered, and a response's audit
+wait cut by the shutdown.
 
 At SIGTERM uvicorn lets the requests in flight run for the grace, then cancels them once; a
 request cancelled then is answered here (:func:`stopping`, :func:`cut_batch`) instead of with
@@ -27,8 +28,10 @@ __all__ = [
     "audited",
     "cut_batch",
     "cut_by_shutdown",
+    "cut_unavailable",
     "stopping",
     "stopping_error",
+    "unavailable_error",
 ]
 
 #: ``data.reason`` of the answer to a request cut short by the hub's shutdown
@@ -103,3 +106,18 @@ async def audited(request: Request, audit: HubAudit) -> None:
     except asyncio.CancelledError:
         if not cut_by_shutdown(request):
             raise
+
+
+def unavailable_error(detail: str = "") -> RpcError:
+    """``50300`` for the hub's database away (JSON-RPC, HTTP 503, class ``unavailable``)."""
+    return RpcError(
+        UNAVAILABLE, f"the hub is unavailable{detail}", {"class": "unavailable"}, status=503
+    )
+
+
+def cut_unavailable(raw: list[Any], progress: BatchProgress) -> HttpAnswer:
+    """A batch (2025-03-26) whose database went away part way: the answers of the messages it
+    had run, the request running then "may have run" (a call's upstream leg may have begun),
+    each after it "did not run", as :func:`cut_batch` for a shutdown."""
+    running = unavailable_error(": the call's outcome is unknown (it may have run)")
+    return progress.cut(raw, running, unavailable_error(": the request did not run"))

@@ -134,3 +134,53 @@ async def test_a_database_refusing_connections_is_a_503_not_a_500(
     assert call.json()["error"]["code"] == 50300
     assert "Traceback" not in caplog.text
     assert not [r for r in caplog.records if r.getMessage() == "unhandled error"]
+
+
+async def test_a_batch_cut_by_the_database_keeps_the_answers_of_what_ran(
+    owner_url: str,
+    db_url: str,
+    client: httpx2.AsyncClient,
+    database: Database,
+    handmade_peer: HandmadePeerStarter,
+) -> None:
+    """A 2025-03-26 batch: an allowed call runs, then an ``ask`` call's approvals read waits on
+    a lock past the statement timeout, then a third never runs. Every id was answered "the hub
+    is unavailable", the call that ran included (a review, stop 53)."""
+    deployed, peer = await deployed_with(
+        client, database, handmade_peer, allow_without_ask=["echo"]
+    )
+    echo = {"name": "up__echo", "arguments": {"text": "x"}}  # no 2026 _meta: a handshake batch
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": echo},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "up__drop", "arguments": {"table": "t"}},
+        },
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": echo},
+    ]
+    headers = {**deployed.headers, "accept": "application/json, text/event-stream"}
+    locker = await asyncpg.connect(_dsn(owner_url), timeout=5)
+    try:
+        async with _own_app(db_url, database_statement_timeout_s=0.5, approval_wait_s=0) as hub:
+            tx = locker.transaction()
+            await tx.start()
+            await locker.execute("LOCK TABLE approvals IN ACCESS EXCLUSIVE MODE")
+            try:
+                answer = await asyncio.wait_for(
+                    hub.post(deployed.url, json=batch, headers=headers), 20
+                )
+            finally:
+                await tx.rollback()
+    finally:
+        await locker.close()
+    assert len(peer.rpc_requests("tools/call")) == 1  # the first call ran
+    assert answer.status_code == 200, answer.text  # a client reads the answer of what ran
+    first, second, third = answer.json()
+    assert first["id"] == 1
+    assert "result" in first, first
+    assert (second["id"], second["error"]["code"]) == (2, 50300)
+    assert "may have run" in second["error"]["message"]
+    assert (third["id"], third["error"]["code"]) == (3, 50300)
+    assert "did not run" in third["error"]["message"]
