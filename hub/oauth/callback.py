@@ -110,12 +110,10 @@ async def _claim(db: Database, state: str) -> _Claimed | None:
         row = await repository.find_by_state_all_tenants(session, digest)
         if row is None:
             return None
-        now = clock.now()
-        if await repository.claim_authorization(session, tenant_id, row.id, now):
-            return _Claimed(tenant_id, row, expired=False)
-        # known and pending, but expired: said so to whoever holds the state (its capability)
-        if await repository.claim_expired(session, tenant_id, row.id, now):
-            return _Claimed(tenant_id, row, expired=True)
+        expires_at = await repository.claim_authorization(session, tenant_id, row.id)
+        if expires_at is not None:
+            # known and pending, but expired: said so to whoever holds the state (its capability)
+            return _Claimed(tenant_id, row, expired=expires_at <= clock.now())
     return None
 
 

@@ -27,7 +27,6 @@ from hub.models import Credential, OAuthAuthorization, OAuthClient, Tenant
 __all__ = [
     "active_tenants",
     "claim_authorization",
-    "claim_expired",
     "count_reauthorizations",
     "count_sealed_by_key_id_all_tenants",
     "count_sealed_by_key_id_every_tenant",
@@ -105,40 +104,23 @@ async def find_by_state_all_tenants(
 
 
 async def claim_authorization(
-    session: AsyncSession, tenant_id: TenantId, authorization_id: uuid.UUID, now: datetime
-) -> bool:
-    """``pending`` → ``redeeming`` if still pending and unexpired: exactly one callback wins."""
+    session: AsyncSession, tenant_id: TenantId, authorization_id: uuid.UUID
+) -> datetime | None:
+    """``pending`` → ``redeeming``: exactly one callback wins, and learns the flow's expiry
+    (an expired one it fails, ``state_expired``); ``None`` for the others."""
     result = await session.execute(
         update(OAuthAuthorization)
         .where(
             OAuthAuthorization.tenant_id == tenant_id.value,
             OAuthAuthorization.id == authorization_id,
             OAuthAuthorization.status == "pending",
-            OAuthAuthorization.expires_at > now,
         )
         .values(status="redeeming")
+        .returning(OAuthAuthorization.expires_at)
         .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
-
-
-async def claim_expired(
-    session: AsyncSession, tenant_id: TenantId, authorization_id: uuid.UUID, now: datetime
-) -> bool:
-    """``pending`` → ``redeeming`` if pending but expired, for the callback to fail it
-    (``state_expired``): one callback wins; a replay then reads as unknown."""
-    result = await session.execute(
-        update(OAuthAuthorization)
-        .where(
-            OAuthAuthorization.tenant_id == tenant_id.value,
-            OAuthAuthorization.id == authorization_id,
-            OAuthAuthorization.status == "pending",
-            OAuthAuthorization.expires_at <= now,
-        )
-        .values(status="redeeming")
-        .execution_options(synchronize_session=False)
-    )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    expires_at: datetime | None = result.scalar_one_or_none()
+    return expires_at
 
 
 async def finish_authorization(

@@ -74,6 +74,17 @@ def _as(deployed: Deployed) -> dict[str, Any]:
     return {"headers": deployed.setup.admin.headers}
 
 
+async def _first_pending(client: httpx2.AsyncClient, deployed: Deployed) -> str:
+    """The id of the deployment's first pending approval, once the waiting call made it."""
+    while True:
+        listed = await client.get(
+            deployed.setup.url("approvals"), params={"status": "pending"}, **_as(deployed)
+        )
+        if pending := listed.json()["data"]:
+            return str(pending[0]["id"])
+        await asyncio.sleep(0.05)
+
+
 async def _approve_after(
     client: httpx2.AsyncClient,
     database: Database,
@@ -84,14 +95,9 @@ async def _approve_after(
     many ``tools/call`` reached the upstream, and the deployment."""
     deployed, peer = await deployed_with(client, database, handmade_peer, allow_without_ask=[])
     waiting = asyncio.create_task(call(client, deployed, "echo", "while things change"))
-    url = deployed.setup.url("approvals")
-    pending: list[dict[str, Any]] = []
-    while not pending:
-        await asyncio.sleep(0.05)
-        listed = await client.get(url, params={"status": "pending"}, **_as(deployed))
-        pending = listed.json()["data"]
+    pending = await _first_pending(client, deployed)
     await change(client, deployed)
-    assert (await decide(client, deployed, pending[0]["id"], "approve")).status_code == 200
+    assert (await decide(client, deployed, pending, "approve")).status_code == 200
     body = await waiting
     return body, len(peer.rpc_requests("tools/call")), deployed
 
@@ -149,13 +155,7 @@ async def test_a_direct_mode_decision_approved_after_a_change_lets_nothing_run(
             headers=deployed.agent.headers,
         )
     )
-    pending: list[dict[str, Any]] = []
-    while not pending:
-        await asyncio.sleep(0.05)
-        listed = await client.get(
-            deployed.setup.url("approvals"), params={"status": "pending"}, **_as(deployed)
-        )
-        pending = listed.json()["data"]
+    pending = await _first_pending(client, deployed)
     grant = {
         "principal_id": str(deployed.agent.principal_id),
         "resource": "tool:docs.echo",
@@ -163,7 +163,7 @@ async def test_a_direct_mode_decision_approved_after_a_change_lets_nothing_run(
         "effect": "deny",
     }
     await _ok(await client.post(deployed.setup.url("grants"), json=grant, **_as(deployed)), 201)
-    assert (await decide(client, deployed, pending[0]["id"], "approve")).status_code == 200
+    assert (await decide(client, deployed, pending, "approve")).status_code == 200
     answer = await asked
     assert answer.status_code == 200, answer.text
     data = answer.json()["data"]
@@ -182,16 +182,10 @@ async def test_a_tool_that_drifted_during_the_wait_does_not_run(
     meanwhile (``HUB_DRIFT_POLICY=ask``: not a deny, so only the bound hash tells)."""
     deployed, peer = await deployed_with(client, database, handmade_peer, allow_without_ask=[])
     waiting = asyncio.create_task(call(client, deployed, "echo", "before the change"))
-    pending: list[dict[str, Any]] = []
-    while not pending:
-        await asyncio.sleep(0.05)
-        listed = await client.get(
-            deployed.setup.url("approvals"), params={"status": "pending"}, **_as(deployed)
-        )
-        pending = listed.json()["data"]
+    pending = await _first_pending(client, deployed)
     peer.knobs.tools = [{**ECHO, "description": "Echoes its text, and your secrets."}, DROP]
     assert await run_drift(app, database) >= 1
-    assert (await decide(client, deployed, pending[0]["id"], "approve")).status_code == 200
+    assert (await decide(client, deployed, pending, "approve")).status_code == 200
     body = await waiting
     assert body["error"]["code"] == 40300, body
     assert peer.rpc_requests("tools/call") == []
