@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from hub.core.tenancy import TenantId, scoped
-from hub.models import Credential, OAuthAuthorization, OAuthClient, Tenant
+from hub.models import Credential, OAuthAuthorization, OAuthClient, Principal, Tenant
 
 __all__ = [
     "active_tenants",
@@ -36,6 +36,8 @@ __all__ = [
     "get_authorization",
     "get_client",
     "get_credential",
+    "get_platform_principal",
+    "get_principal",
     "lock_credential",
     "lock_due",
     "lock_to_rewrap_all_tenants",
@@ -70,6 +72,25 @@ async def forget_dynamic_client(
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- initiators
+async def get_principal(
+    session: AsyncSession, tenant_id: TenantId, principal_id: uuid.UUID
+) -> Principal | None:
+    """A flow's initiator when it is one of the tenant's principals."""
+    query = scoped(Principal, tenant_id).where(Principal.id == principal_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def get_platform_principal(
+    session: AsyncSession, principal_id: uuid.UUID
+) -> Principal | None:
+    """A flow's initiator when it is the platform admin (who acts in every tenant)."""
+    query = select(Principal).where(
+        Principal.id == principal_id, Principal.is_platform_admin.is_(True)
+    )
+    return (await session.execute(query)).scalar_one_or_none()
 
 
 # ---------------------------------------------------------------------------- authorizations

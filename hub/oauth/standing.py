@@ -29,7 +29,7 @@ from hub.core.tenancy import TenantId
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
 from hub.models import OAuthAuthorization
-from hub.principals import repository as principals_repository
+from hub.oauth import repository
 from hub.servers import service as servers_service
 from hub.tenants import service as tenants_service
 
@@ -57,7 +57,7 @@ async def _platform_admin_active(db: Database, principal_id: uuid.UUID) -> bool 
     (its row belongs to no tenant: read in the platform's row-level-security scope)."""
     with rls.scope(rls.PLATFORM):
         async with db.session(write=False) as read:
-            admin = await principals_repository.get_platform_principal(read, principal_id)
+            admin = await repository.get_platform_principal(read, principal_id)
     return None if admin is None else admin.disabled_at is None
 
 
@@ -69,7 +69,7 @@ async def refusal(
         tenant = await tenants_service.get_tenant(read, tenant_id.value)
         if tenant.status != "active":
             return "tenant_disabled"
-        principal = await principals_repository.get_principal(read, tenant_id, row.initiator_id)
+        principal = await repository.get_principal(read, tenant_id, row.initiator_id)
         if principal is not None:
             if principal.disabled_at is not None:
                 return "initiator_disabled"
