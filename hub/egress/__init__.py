@@ -3,7 +3,8 @@
 Every outbound request of the hub goes through :class:`Fetcher`; nothing else may construct an
 HTTP client. Module map (each module's docstring states its rules):
 
-- :mod:`~hub.egress.fetcher` — ``Fetcher`` and ``Operation``: deadline, pin, bearer, no redirects;
+- :mod:`~hub.egress.fetcher` — ``Fetcher``: the client, its pool and slots, and the rules;
+- :mod:`~hub.egress.operation` — ``Operation``: deadline, pin, bearer, no redirects;
 - :mod:`~hub.egress.responses` — bodies, streams and SSE events with their byte caps;
 - :mod:`~hub.egress.transport` — the httpx2 transport owning the connection pool;
 - :mod:`~hub.egress.network` — resolve once, check every answer, dial the checked address;
@@ -30,8 +31,9 @@ from hub.egress.errors import (
     TlsFailed,
     UrlRejected,
 )
-from hub.egress.fetcher import Fetcher, Operation
+from hub.egress.fetcher import Fetcher
 from hub.egress.network import Dialer, Resolver, SystemResolver, TcpDialer
+from hub.egress.operation import Operation
 from hub.egress.responses import EgressResponse, ServerSentEvent, StreamedResponse
 from hub.egress.urls import is_header_safe_secret, origin_of, validate_url
 

@@ -1,11 +1,9 @@
-"""Grant rules: decisions for callers, grant CRUD, role templates, and no escalation (DESIGN §8)."""
+"""Grant rules: decisions for callers, grant CRUD and role templates (DESIGN §8). Policies are read
+by :mod:`hub.grants.loading`; who may grant what is :mod:`hub.grants.authority`."""
 
 from __future__ import annotations
 
-import json
-import logging
 import uuid
-from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -13,19 +11,26 @@ from hub.audit.actions import Action
 from hub.audit.service import record_for
 from hub.auth.caller import TenantAccess
 from hub.core import clock
-from hub.core.db import preliminary_reads
-from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
+from hub.core.errors import BadRequest, Conflict, NotFound
 from hub.core.pagination import Page, PageParams
 from hub.core.tenancy import TenantId
 from hub.grants import repository
+from hub.grants.authority import (
+    ensure_may_act_as,
+    ensure_may_assign_role,
+    ensure_may_confer,
+    ensure_may_manage,
+    is_tenant_admin,
+)
 from hub.grants.cache import PolicyCache
 from hub.grants.conditions import parse_conditions
 from hub.grants.effective import EffectiveCheck
+from hub.grants.loading import current_policy, load_policy, policy_of
 from hub.grants.patterns import PolicyError, check_action, validate_pattern
-from hub.grants.policy import CompiledPolicy, Decision, GrantRule, may_confer
+from hub.grants.policy import CompiledPolicy, Decision
 from hub.grants.schemas import GrantCheck, GrantCreate, GrantDecision
 from hub.grants.templates import ROLE_TEMPLATES
-from hub.models import Grant, Principal
+from hub.models import Grant
 
 __all__ = [
     "CHECK_READ_AHEAD",
@@ -33,6 +38,7 @@ __all__ = [
     "canonical_resource",
     "check_grant",
     "create_grant",
+    "current_policy",
     "decide",
     "delete_grant",
     "ensure_may_act_as",
@@ -44,69 +50,7 @@ __all__ = [
     "policy_of",
 ]
 
-log = logging.getLogger("hub.grants")
-
 PLATFORM_ALLOW = Decision("allow", None)
-
-
-def to_rule(row: repository.RuleRow) -> GrantRule:
-    """The engine's rule for a grant's row (:func:`repository.rule_rows_of`)."""
-    grant_id, resource, action, effect, expires_at, conditions = row
-    try:
-        if isinstance(conditions, str):  # the JSON text: ``{}`` for nearly every grant
-            conditions = None if conditions == "{}" else json.loads(conditions)
-        window = parse_conditions(conditions) if conditions else None
-    except ValueError:  # (PolicyError, bad JSON) validated on write; fail closed if not
-        log.error("grant %s has invalid stored conditions; it now denies", grant_id)
-        return GrantRule(grant_id, resource, action, "deny", expires_at, None)
-    return GrantRule(grant_id, resource, action, effect, expires_at, window)  # type: ignore[arg-type]
-
-
-async def load_policy(
-    session: AsyncSession, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID
-) -> CompiledPolicy:
-    """Compile the principal's grants and cache them under the version read with them."""
-    return (await _compiled(session, cache, tenant_id, principal_id))[1]
-
-
-async def _compiled(
-    session: AsyncSession, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID
-) -> tuple[int, CompiledPolicy]:
-    """The principal's grants as read now, compiled and cached under the version read with
-    them (``-1``, and nothing cached, when the principal is not in the tenant)."""
-    version, rows = await repository.rule_rows_of(session, tenant_id, principal_id)
-    policy = CompiledPolicy.compile(map(to_rule, rows))
-    if version >= 0:
-        cache.put(principal_id, version, policy)
-    return version, policy
-
-
-async def current_policy(
-    session: AsyncSession, cache: PolicyCache, tenant_id: TenantId, principal_id: uuid.UUID
-) -> tuple[int, CompiledPolicy]:
-    """The principal's ``grants_version`` and compiled policy as of now, read in one session
-    (for a reader that is not the principal itself, e.g. the sidecar bundle read by an admin)."""
-    known = await repository.grants_version_of(session, tenant_id, principal_id)
-    cached = None if known is None else cache.get(principal_id, known)
-    if known is not None and cached is not None:
-        return known, cached  # the grants themselves are read only when the cache lacks them
-    return await _compiled(session, cache, tenant_id, principal_id)
-
-
-async def policy_of(
-    session: AsyncSession,
-    cache: PolicyCache,
-    tenant_id: TenantId,
-    principal_id: uuid.UUID,
-    version: int,
-) -> CompiledPolicy:
-    """The principal's compiled policy at ``version`` (the ``grants_version`` authentication
-    read), from the cache when it holds that version, else read on ``session``."""
-    policy = cache.get(principal_id, version)
-    if policy is None:
-        async with preliminary_reads(session):
-            policy = await load_policy(session, cache, tenant_id, principal_id)
-    return policy
 
 
 async def _caller_policy(
@@ -151,74 +95,6 @@ def _validated(data: GrantCreate) -> str:
     if data.expires_at is not None and data.expires_at <= clock.now():
         raise BadRequest("expires_at must be in the future")
     return resource
-
-
-def is_tenant_admin(principal: Principal) -> bool:
-    """Who counts as a tenant_admin (DESIGN §8): created with that role and not disabled."""
-    return principal.role == "tenant_admin" and principal.disabled_at is None
-
-
-async def ensure_may_manage(
-    session: AsyncSession, access: TenantAccess, principal: Principal | uuid.UUID
-) -> None:
-    """Role protection (DESIGN §8): only a tenant_admin (or the platform admin) may create,
-    change or delete the grants, keys or principal row of a tenant_admin."""
-    if access.caller.is_platform_admin or access.caller.is_tenant_admin:
-        return
-    if isinstance(principal, uuid.UUID):
-        found = await repository.get_principal(session, access.tenant_id, principal)
-        if found is None:
-            return  # the caller's own lookup answers 404
-        principal = found
-    if is_tenant_admin(principal):
-        raise Forbidden("only a tenant_admin may act on a tenant_admin")
-
-
-async def _ensure_may_confer(
-    session: AsyncSession,
-    cache: PolicyCache,
-    access: TenantAccess,
-    grants: Sequence[tuple[str, str, str]],
-    expires_at: object = None,
-) -> None:
-    if access.caller.is_platform_admin:
-        return
-    holder = await load_policy(session, cache, access.tenant_id, access.caller.principal_id)
-    now = clock.now()
-    for resource, action, effect in grants:
-        if effect == "deny":
-            continue  # a deny confers nothing
-        if not may_confer(holder, resource, action, now, expires_at=expires_at):  # type: ignore[arg-type]
-            raise Forbidden("a grant may only confer what its creator holds")
-
-
-async def ensure_may_assign_role(
-    session: AsyncSession, cache: PolicyCache, access: TenantAccess, role: str | None
-) -> None:
-    """Creating a principal with ``role`` needs everything the role confers; only a
-    tenant_admin (or the platform admin) may create a tenant_admin."""
-    if role is None or access.caller.is_platform_admin:
-        return
-    if role == "tenant_admin" and not access.caller.is_tenant_admin:
-        raise Forbidden("only a tenant_admin may create a tenant_admin")
-    await _ensure_may_confer(session, cache, access, ROLE_TEMPLATES[role])
-
-
-async def ensure_may_act_as(
-    session: AsyncSession, cache: PolicyCache, access: TenantAccess, principal_id: uuid.UUID
-) -> None:
-    """Minting a key for another principal hands on all of its power: the caller must hold it."""
-    if access.caller.is_platform_admin or principal_id == access.actor_id:
-        return
-    await ensure_may_manage(session, access, principal_id)
-    _version, rows = await repository.rule_rows_of(session, access.tenant_id, principal_id)
-    now = clock.now()
-    live = [
-        (resource, action, effect)
-        for _id, resource, action, effect, expires_at, _conditions in rows
-        if expires_at is None or expires_at > now
-    ]
-    await _ensure_may_confer(session, cache, access, live)
 
 
 async def apply_role_template(
@@ -267,7 +143,7 @@ async def create_grant(
     if principal is None:
         raise NotFound("principal not found")
     await ensure_may_manage(session, access, principal)
-    await _ensure_may_confer(
+    await ensure_may_confer(
         session, cache, access, [(resource, data.action, data.effect)], data.expires_at
     )
     # the principal's row first: the update holds it to the end of the transaction, so two
@@ -335,7 +211,7 @@ async def deletable_grant(
     if grant.effect != "allow" and not access.caller.is_tenant_admin:
         # removing a deny or ask can widen what its principal may do: same rule as conferring;
         # a tenant_admin may always delete any grant, so no grant can lock every admin out
-        await _ensure_may_confer(session, cache, access, [(grant.resource, grant.action, "allow")])
+        await ensure_may_confer(session, cache, access, [(grant.resource, grant.action, "allow")])
     return grant
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hub.core.errors import OAuthFailed
-from hub.egress.fetcher import _basic_credentials
+from hub.egress.operation import _basic_credentials
 from hub.mcp import parse_bearer_challenge
 from hub.oauth.authorization_request import authorization_url, check_response_issuer
 from hub.oauth.pkce import new_state, new_verifier, s256_challenge, state_digest
