@@ -14,6 +14,11 @@ upstream use, and the worker's engine. One refresh of one credential, on any rep
    rotated refresh token (or the old one kept when none came back, RFC 6749 §6) and the expiry,
    the lease released. A holder whose lease was taken over (expired, or ended by a PATCH of the
    secret or a re-authorisation) writes nothing and reads what is there.
+4. **Hold back** after a failure that is not terminal (the server down, slow, or answering an
+   error other than those of :data:`TERMINAL`): the lease is set again without a holder, for
+   one refresher interval (``HUB_OAUTH_REFRESH_INTERVAL_S``). Until it ends, no caller and no
+   replica asks again: a use gets the old token while it is valid and ``token_refresh_failed``
+   at once after, and the worker skips the row. A re-authorisation or a pasted secret ends it.
 
 Other callers — on this replica or another — poll the row within their deadline and reuse the
 result, so N concurrent uses right after expiry make exactly one request to the authorization
@@ -21,8 +26,8 @@ server. ``invalid_grant`` — or ``invalid_client``, the client registration for
 authorization server (whose kept dynamic registration is then forgotten too, so the next connect
 registers again) — first re-reads the row (another replica may have rotated the refresh token,
 or an operator re-authorised), and only then marks the credential ``error`` (audited): it is
-then refused like an absent credential, and says to connect again. Other failures release
-the lease; the old token is used while it is still valid. Every refresh is audited
+then refused like an absent credential, and says to connect again. Other failures hold
+further tries back (4.); the old token is used while it is still valid. Every refresh is audited
 (``credential.refresh``); tokens never appear in audit details, logs or errors.
 """
 
@@ -80,6 +85,7 @@ class TokenRefresher:
         self.poll_s = poll_s
         # a holder asks within ``deadline_s``; its lease lasts longer, so it never lapses mid-ask
         self.lease_s = config.deadline_s + 10.0
+        self.retry_after_s = config.refresh_interval_s  # after a failure that is not terminal
 
     def __repr__(self) -> str:
         return "<TokenRefresher>"
@@ -162,8 +168,13 @@ class TokenRefresher:
                 return row
             now = clock.now()
             lease = row.refresh_lease_until
-            if row.refresh_lease_holder is not None and lease is not None and lease > now:
-                return "busy"
+            if lease is not None and lease > now:
+                if row.refresh_lease_holder is not None:
+                    return "busy"
+                # held back after a failed refresh: the old token while it lasts, then a refusal
+                if is_expired(row):
+                    raise TokenUnavailable("token_refresh_failed")
+                return row
             holder = uuid.uuid4().hex
             until = now + timedelta(seconds=self.lease_s)
             values = {"refresh_lease_until": until, "refresh_lease_holder": holder}
@@ -275,8 +286,12 @@ class TokenRefresher:
     async def _failed(
         self, db: Database, tenant_id: TenantId, row: Credential, holder: str, reason: str
     ) -> Credential:
+        # the next try, by any caller or replica, waits one refresher interval (held back by a
+        # lease without a holder): an authorization server that is down is not asked on every
+        # tool call and every pass, each waiting its deadline and writing an audit row
+        retry = {"refresh_lease_until": clock.now() + timedelta(seconds=self.retry_after_s)}
         async with db.session(write=True) as session:
-            if await repository.write_by_holder(session, tenant_id, row.id, holder, {}):
+            if await repository.write_by_holder(session, tenant_id, row.id, holder, retry):
                 await self._audit(
                     session,
                     tenant_id,

@@ -231,8 +231,9 @@ async def write_by_holder(
     holder: str,
     values: dict[str, Any],
 ) -> bool:
-    """Write ``values`` (and end the lease) only while ``holder`` still holds it: a lease that
-    expired and was taken over, or a re-authorisation meanwhile, makes this a no-op."""
+    """Write ``values`` (and end the lease: ``values`` may set ``refresh_lease_until`` again, to
+    hold further refreshes back) only while ``holder`` still holds it: a lease that expired and
+    was taken over, or a re-authorisation meanwhile, makes this a no-op."""
     result = await session.execute(
         update(Credential)
         .where(
@@ -240,7 +241,7 @@ async def write_by_holder(
             Credential.id == credential_id,
             Credential.refresh_lease_holder == holder,
         )
-        .values(**values, refresh_lease_until=None, refresh_lease_holder=None)
+        .values(**{"refresh_lease_until": None, "refresh_lease_holder": None, **values})
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
