@@ -125,6 +125,9 @@ class DecisionRead(BaseModel):
     # (HUB_TOOL_CALL_TIMEOUT_S) and its result's size (HUB_MAX_TOOL_RESULT_BYTES)
     call_timeout_s: float | None = None
     max_result_bytes: int | None = None
+    # with a decision_id, the server's credential's version as read now: a sidecar holding a
+    # lease of an older version (rotated since) leases it again before the call
+    credential_version: int | None = None
 
 
 class OutcomeCreate(RequestModel):
@@ -157,6 +160,7 @@ class _Decider:
     call fails ``credential_unavailable`` at once: the decision now fails the same way."""
 
     proceeded = False
+    credential_version: int | None = None  # the usable credential's, as read
 
     def __init__(self, db: Database, tenant_id: TenantId) -> None:
         self._db = db
@@ -173,9 +177,12 @@ class _Decider:
         if server.credential_id is not None:
             try:
                 async with self._db.reads() as session:
-                    await load_usable_credential(session, self._tenant_id, server.credential_id)
+                    credential = await load_usable_credential(
+                        session, self._tenant_id, server.credential_id
+                    )
             except NotFound:
                 raise UpstreamFailure("credential_unavailable") from None
+            self.credential_version = credential.version
         self.proceeded = True
         raise _Proceed
 
@@ -314,6 +321,7 @@ async def decide(
                 tool_sha256=held.tool_sha256,
                 call_timeout_s=settings.tool_call_timeout_s,
                 max_result_bytes=settings.max_tool_result_bytes,
+                credential_version=upstream.credential_version,
             )
         )
     tool = view.tools.get(body.wire_name)

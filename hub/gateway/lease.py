@@ -112,6 +112,9 @@ class LeaseRead(BaseModel):
     egress: LeaseEgress
     # an OAuth token the hub can refresh: a 401 is worth a lease with ``refused_fingerprint``
     renewable: bool = False
+    # the credential's version leased: a decision naming a newer one (the secret rotated since)
+    # makes the sidecar lease again
+    version: int | None = None
 
 
 @router.post("/{c}/lease", name="credential.lease")
@@ -177,6 +180,7 @@ async def lease_credential(
             expires_at=expires_at,
             fingerprint=fingerprint,
             renewable=credential.is_oauth and ctx.tokens is not None,
+            version=credential.version,
             egress=LeaseEgress(
                 allow_loopback=egress.allow_loopback,
                 allow_cidrs=[str(n) for n in egress.allow_cidrs],

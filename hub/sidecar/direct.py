@@ -222,25 +222,34 @@ class DirectCalls:
         server = bundle.view.servers.get(tool.handle)
         return server is not None and server.mode == "direct" and server.credential_id is not None
 
-    async def lease(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease:
+    async def lease(
+        self, credential_id: uuid.UUID, refused: Lease | None = None, *, version: int | None = None
+    ) -> Lease:
         """The live lease of ``credential_id``; a new one when ``refused`` (whose secret the
         upstream answered 401) is still the one held: the hub is told, and renews an OAuth token
-        that is still current before it leases it again."""
+        that is still current before it leases it again. A new one too when the held lease is
+        of a version older than ``version`` (the decision's): the secret was rotated since, and
+        the old one is not used for the rest of the lease's time."""
         # one lease request at a time per credential: concurrent calls share the one it brings
         # (else the second would replace the first and leave its connection pool open)
         async with self._lease_locks.setdefault(credential_id, asyncio.Lock()):
-            return await self._lease_locked(credential_id, refused)
+            return await self._lease_locked(credential_id, refused, version)
 
-    async def _lease_locked(self, credential_id: uuid.UUID, refused: Lease | None) -> Lease:
+    async def _lease_locked(
+        self, credential_id: uuid.UUID, refused: Lease | None, version: int | None
+    ) -> Lease:
         held = self._leases.get(credential_id)
         live = held is not None and held.expires_at - LEASE_MARGIN_S > time.monotonic()
         if held is not None and live and held is not refused:
-            return held
+            older = held.version is not None and version is not None and held.version < version
+            if not older:
+                return held
         body: dict[str, Any] = {"deployment_id": self._config.deployment}
         if held is not None:
             del self._leases[credential_id]
-            if live:  # refused: calls may still be using its client; close it after them
-                body["refused_fingerprint"] = held.fingerprint
+            if live:  # refused or stale: calls may still be using its client; close it after them
+                if held is refused:
+                    body["refused_fingerprint"] = held.fingerprint
                 self._close_later(held)
             else:  # expired: the secret is discarded
                 await held.fetcher.aclose()
@@ -262,6 +271,7 @@ class DirectCalls:
             fetcher,
             str(data["fingerprint"]) if data.get("fingerprint") else None,
             data.get("renewable") is True,
+            data["version"] if isinstance(data.get("version"), int) else None,
         )
         log.info("sidecar: leased credential %s (%s)", credential_id, data.get("fingerprint"))
         self._leases[credential_id] = lease
@@ -302,7 +312,13 @@ class DirectCalls:
         ports = _HubDecision(tool, effect, None)
         deadline = _bound(decision.get("call_timeout_s"))
         cap = _bound(decision.get("max_result_bytes"))
-        upstream = LeasedUpstream(self, decision_id, deadline or self._config.call_timeout_s)
+        version = decision.get("credential_version")
+        upstream = LeasedUpstream(
+            self,
+            decision_id,
+            deadline or self._config.call_timeout_s,
+            version if isinstance(version, int) else None,
+        )
         audit = _Record()
         try:
             outcome = await self._engine.call(

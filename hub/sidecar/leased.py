@@ -47,6 +47,7 @@ class Lease:
     fetcher: Fetcher
     fingerprint: str | None = None  # the hub's, to name this secret if the upstream refuses it
     renewable: bool = False  # an OAuth token: on a 401 the hub may renew it
+    version: int | None = None  # the credential's version leased (a newer one: lease again)
 
     def __repr__(self) -> str:  # never the secret
         return f"Lease({self.credential_id}, origin={self.origin!r})"
@@ -57,7 +58,9 @@ class Calls(Protocol):
 
     eras: dict[str, Era]
 
-    async def lease(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease: ...
+    async def lease(
+        self, credential_id: uuid.UUID, refused: Lease | None = None, *, version: int | None = None
+    ) -> Lease: ...
 
     async def relist(self, decision_id: str) -> bool | None: ...
 
@@ -68,10 +71,17 @@ class LeasedUpstream:
     """The upstream port of one direct-mode call: the leased credential through the hub's
     egress fetcher and MCP client."""
 
-    def __init__(self, calls: Calls, decision_id: str, deadline_s: float) -> None:
+    def __init__(
+        self,
+        calls: Calls,
+        decision_id: str,
+        deadline_s: float,
+        credential_version: int | None = None,
+    ) -> None:
         self._calls = calls
         self._decision_id = decision_id
         self._deadline_s = deadline_s  # the hub's HUB_TOOL_CALL_TIMEOUT_S, from the decision
+        self._version = credential_version  # the credential's, as the decision read it
 
     async def call(
         self,
@@ -117,7 +127,7 @@ class LeasedUpstream:
 
     async def _leased(self, credential_id: uuid.UUID, refused: Lease | None = None) -> Lease:
         try:
-            return await self._calls.lease(credential_id, refused)
+            return await self._calls.lease(credential_id, refused, version=self._version)
         except (HubRefused, HubUnreachable) as exc:
             log.warning("sidecar: no lease: %s", exc)
             raise UpstreamFailure("credential_unavailable") from None
