@@ -130,6 +130,25 @@ async def test_a_change_during_the_wait_withdraws_the_approval(
 
 
 @pytest.mark.parametrize("settings", [{"approval_wait_s": 8}], indirect=True)
+async def test_a_deployment_deleted_during_the_wait_ends_it_with_no_dead_approval_id(
+    client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
+) -> None:
+    """Deleting the deployment deletes its approvals: the waiting call was answered
+    ``approval_pending`` with the id of an approval that no longer existed."""
+    deployed, peer = await deployed_with(client, database, handmade_peer, allow_without_ask=[])
+    waiting = asyncio.create_task(call(client, deployed, "echo", "while it goes"))
+    await _first_pending(client, deployed)
+    url = deployed.setup.url("deployments", deployed.deployment_id)
+    await _ok(await client.delete(url, **_as(deployed)), 204)
+    body = await asyncio.wait_for(waiting, 6)  # at once, not after the 8 s wait
+    assert body["error"]["code"] == 40300, body
+    assert body["error"]["message"] == (
+        "not permitted: what allowed this call changed while it waited"
+    )
+    assert peer.rpc_requests("tools/call") == []
+
+
+@pytest.mark.parametrize("settings", [{"approval_wait_s": 8}], indirect=True)
 async def test_with_nothing_changed_the_approved_call_runs_once(
     client: httpx2.AsyncClient, database: Database, handmade_peer: HandmadePeerStarter
 ) -> None:

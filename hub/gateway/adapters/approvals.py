@@ -73,6 +73,8 @@ class HubApprovals:
             return ApprovalOutcome("crowded", None, retry_after_s=crowded.retry_after_s)
         wait_s = self._ctx.wait_s if _waits(ask, pending.id) else 0.0
         row = await self._ctx.watch.wait(self._db, self._tenant, pending, wait_s)
+        if row is None:  # gone during the wait with its deployment: no id worth handing out
+            return ApprovalOutcome("withdrawn", pending.id)
         if row is not None and row.status == "approved":
             # approved during the wait: what the request read when it came may be stale now
             # (a key revoked, a grant turned deny, the entry removed); the approval stays
