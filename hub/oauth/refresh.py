@@ -16,9 +16,10 @@ upstream use, and the worker's engine. One refresh of one credential, on any rep
    secret or a re-authorisation) writes nothing and reads what is there.
 4. **Hold back** after a failure that is not terminal (the server down, slow, or answering an
    error other than those of :data:`TERMINAL`): the lease is set again without a holder, for
-   one refresher interval (``HUB_OAUTH_REFRESH_INTERVAL_S``). Until it ends, no caller and no
-   replica asks again: a use gets the old token while it is valid and ``token_refresh_failed``
-   at once after, and the worker skips the row. A re-authorisation or a pasted secret ends it.
+   one refresher interval (``HUB_OAUTH_REFRESH_INTERVAL_S``, at most :data:`MAX_HOLD_S`). Until
+   it ends, no caller and no replica asks again: a use gets the old token while it is valid and
+   ``token_refresh_failed`` at once after, an upstream 401 gets no renewal (and so no retry),
+   and the worker skips the row. A re-authorisation or a pasted secret ends it.
 
 Other callers — on this replica or another — poll the row within their deadline and reuse the
 result, so N concurrent uses right after expiry make exactly one request to the authorization
@@ -66,6 +67,8 @@ Busy = Literal["busy"]
 #: token refused, or the client itself no longer known (a registration the server forgot)
 TERMINAL = frozenset({"invalid_grant", "invalid_client"})
 MAX_SCOPE_TEXT = 4096  # what the scope column holds
+#: the longest a failed refresh holds the next try back (the interval may be set to an hour)
+MAX_HOLD_S = 60.0
 Claim = tuple[Credential, str]
 
 
@@ -85,7 +88,8 @@ class TokenRefresher:
         self.poll_s = poll_s
         # a holder asks within ``deadline_s``; its lease lasts longer, so it never lapses mid-ask
         self.lease_s = config.deadline_s + 10.0
-        self.retry_after_s = config.refresh_interval_s  # after a failure that is not terminal
+        # after a failure that is not terminal: one pass of the refresher, at most a minute
+        self.retry_after_s = min(config.refresh_interval_s, MAX_HOLD_S)
 
     def __repr__(self) -> str:
         return "<TokenRefresher>"

@@ -75,7 +75,7 @@ class HubApprovals:
         row = await self._ctx.watch.wait(self._db, self._tenant, pending, wait_s)
         if row is None:  # gone during the wait with its deployment: no id worth handing out
             return ApprovalOutcome("withdrawn", pending.id)
-        if row is not None and row.status == "approved":
+        if row.status == "approved":
             # approved during the wait: what the request read when it came may be stale now
             # (a key revoked, a grant turned deny, the entry removed); the approval stays
             # unused when it is
@@ -90,10 +90,9 @@ class HubApprovals:
             except TooManyPending as crowded:
                 return ApprovalOutcome("crowded", None, retry_after_s=crowded.retry_after_s)
             return self._pending(pending.id, pending.expires_at, binding)
-        if row is not None and row.status == "denied":
+        if row.status == "denied":
             return ApprovalOutcome("denied", row.id, row.expires_at)
-        current = row or pending
-        return self._pending(current.id, current.expires_at, binding)
+        return self._pending(row.id, row.expires_at, binding)
 
     def _pending(
         self, approval_id: uuid.UUID, expires_at: datetime, binding: Binding

@@ -46,7 +46,8 @@ class ApprovalOutcome:
     call (no approval id; ``retry_after_s``, when the first of them expires), or ``withdrawn``:
     approved while the call waited, but what allowed the call changed meanwhile (its key, its
     agent, its grant, the deployment's entry or the tool), so it does not run and the approval
-    stays unused. A pending one names the hashes it is bound to, for a 2026 ``requestState``."""
+    stays unused; or the approval went with its deployment during the wait. A pending one
+    names the hashes it is bound to, for a 2026 ``requestState``."""
 
     status: Literal["approved", "pending", "denied", "crowded", "withdrawn"]
     approval_id: uuid.UUID | None
