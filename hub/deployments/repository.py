@@ -10,9 +10,9 @@ from sqlalchemy import Row, and_, bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hub.core.pagination import Page, PageParams, fetch_page
-from hub.core.statements import read_rows
+from hub.core.statements import read_row, read_rows
 from hub.core.tenancy import TENANT_PARAM, TenantId, scoped, tenant_params
-from hub.models import CatalogDrift, Deployment, DeploymentEntry, Server
+from hub.models import CatalogDrift, Deployment, DeploymentEntry, Principal, Server
 
 #: one row of :data:`_VIEW_ROWS` (plain columns, read by name)
 ViewRow = Row[*tuple[Any, ...]]
@@ -142,3 +142,28 @@ async def drift_marks(
     query = scoped(CatalogDrift, tenant_id).where(CatalogDrift.catalog_id.in_(list(catalog_ids)))
     rows = (await session.execute(query)).scalars().all()
     return {row.catalog_id: dict(row.tools) for row in rows}
+
+
+_P = Principal.__table__.c
+_SIDECAR = (
+    select(_P.id, _P.grants_version)
+    .select_from(
+        Deployment.__table__.join(
+            Principal.__table__, and_(_P.tenant_id == _D.tenant_id, _P.id == _D.sidecar_id)
+        )
+    )
+    .where(
+        _D.tenant_id == bindparam(TENANT_PARAM),
+        _D.id == bindparam("deployment_id"),
+        _P.disabled_at.is_(None),
+    )
+)
+
+
+async def sidecar_of(
+    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+) -> tuple[uuid.UUID, int] | None:
+    """The deployment's sidecar principal and its ``grants_version``: None when it names none,
+    or the principal is disabled (one plain read)."""
+    row = await read_row(session, _SIDECAR, tenant_params(tenant_id, deployment_id=deployment_id))
+    return None if row is None else (uuid.UUID(str(row[0])), int(row[1]))

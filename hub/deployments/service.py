@@ -48,6 +48,7 @@ __all__ = [
     "get_deployment_or_none",
     "list_deployments",
     "resolved_entries",
+    "sidecar_of",
     "update_deployment",
     "view_rows",
     "view_signature",
@@ -325,3 +326,10 @@ async def resolved_entries(
         drift = marks.get(row.catalog_id, {})
         out[row.deployment_id].append(ResolvedEntry(row, servers[row.server_id], catalog, drift))
     return out
+
+
+async def sidecar_of(
+    session: AsyncSession, tenant_id: TenantId, deployment_id: uuid.UUID
+) -> tuple[uuid.UUID, int] | None:
+    """The deployment's sidecar principal (not disabled) and its ``grants_version``, or None."""
+    return await repository.sidecar_of(session, tenant_id, deployment_id)

@@ -46,28 +46,26 @@ from hub.authz.throttle import rest_router
 from hub.core import clock
 from hub.core.components import components_of
 from hub.core.crypto import Keyring
-from hub.core.db import Database
 from hub.core.deps import SessionDep, get_database, reads_only
 from hub.core.errors import BadRequest, Conflict, Forbidden, NotFound
 from hub.core.metrics import Metrics
 from hub.core.paths import parse_id
 from hub.core.schemas import Envelope, RequestModel, body_problem
 from hub.core.settings import Settings
-from hub.core.tenancy import TenantId
-from hub.credentials.vault import load_usable_credential
 from hub.drift import DriftWatch
 from hub.gateway.adapters.approvals import HubApprovals
 from hub.gateway.adapters.audit import HubAudit
 from hub.gateway.adapters.decide import PolicyDecider
 from hub.gateway.adapters.decision_ids import DECISION_S, open_decision, seal_decision
+from hub.gateway.adapters.direct_decider import DirectDecider, Proceed
 from hub.gateway.adapters.outcomes import claim_outcome, open_outcome
 from hub.gateway.adapters.recheck import approval_recheck
 from hub.gateway.adapters.request_state import RequestStates
 from hub.gateway.adapters.view import ViewLoader
 from hub.gateway.elicitation import ask_mode, elicited
 from hub.gateway.engine.engine import Gateway
-from hub.gateway.engine.model import DeploymentView, ServerEntry, ToolEntry
-from hub.gateway.engine.ports import CallRecord, Shaper, UpstreamFailure, UpstreamResult
+from hub.gateway.engine.model import DeploymentView
+from hub.gateway.engine.ports import CallRecord
 from hub.gateway.host import tool_call_refusal
 from hub.grants import service as grants_service
 from hub.grants.cache import PolicyCache
@@ -147,50 +145,10 @@ class RelistRead(BaseModel):
     changed: bool | None
 
 
-class _Proceed(BaseException):
-    """The engine reached the upstream call: the sidecar runs it. Not an ``Exception``: the
-    engine marks a call that raised one as failed (the hub could not serve it)."""
-
-
-class _Decider:
-    """The upstream port of a decision: it stops the engine where the call would go out, once
-    the server's credential is still usable. The sidecar holds a lease of it for up to
-    ``LEASE_S``; a credential revoked, deleted, expired or in error meanwhile was still allowed
-    call after call until the lease ran out (a two-replica walk, stop 53), where the hub's own
-    call fails ``credential_unavailable`` at once: the decision now fails the same way."""
-
-    proceeded = False
-    credential_version: int | None = None  # the usable credential's, as read
-
-    def __init__(self, db: Database, tenant_id: TenantId) -> None:
-        self._db = db
-        self._tenant_id = tenant_id
-
-    async def call(
-        self,
-        view: DeploymentView,
-        server: ServerEntry,
-        tool: ToolEntry,
-        arguments: Any,
-        shape: Shaper,
-    ) -> UpstreamResult:
-        if server.credential_id is not None:
-            try:
-                async with self._db.reads() as session:
-                    credential = await load_usable_credential(
-                        session, self._tenant_id, server.credential_id
-                    )
-            except NotFound:
-                raise UpstreamFailure("credential_unavailable") from None
-            self.credential_version = credential.version
-        self.proceeded = True
-        raise _Proceed
-
-
 class _Audit:
     """Audit now what will not run; hold the row of a call that will (its outcome writes it)."""
 
-    def __init__(self, audit: HubAudit, upstream: _Decider) -> None:
+    def __init__(self, audit: HubAudit, upstream: DirectDecider) -> None:
         self._audit = audit
         self._upstream = upstream
         self.held: CallRecord | None = None
@@ -278,7 +236,7 @@ async def decide(
             parts.get(Keyring), tenant_id.value, view.deployment_id, view.agent_id
         )
     db = get_database(request)
-    upstream = _Decider(db, tenant_id)
+    upstream = DirectDecider(db, tenant_id, parts.get(PolicyCache))
     audit = _Audit(HubAudit(db, parts.get(Metrics), tenant_id, caller.request_id), upstream)
     engine = parts.get(Gateway)
     try:
@@ -306,7 +264,7 @@ async def decide(
             legacy=False,
             ask=ask_mode(elicit, states),
         )
-    except _Proceed:
+    except Proceed:
         held = audit.held
         assert held is not None  # noqa: S101 - the engine audits in its finally
         # the id seals its own expiry a moment later: the sweep's grace covers the difference

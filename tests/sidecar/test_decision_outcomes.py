@@ -137,3 +137,48 @@ async def test_a_revoked_credential_gets_no_decision(
     assert data["result"]["_meta"]["io.mcphub/error"]["reason"] == "credential_unavailable"
     [row] = await audit_events(database, action="tool.call", outcome="failed")
     assert row.details["reason"] == "credential_unavailable"
+
+
+async def _remove_the_use_grant(client: httpx2.AsyncClient, world: DirectDeployed) -> None:
+    setup = world.setup
+    listed = await client.get(
+        setup.url("grants"),
+        params={"principal_id": str(world.sidecar.principal_id)},
+        headers=setup.admin.headers,
+    )
+    assert listed.status_code == 200, listed.text
+    [use] = [g for g in listed.json()["data"] if g["action"] == "use"]
+    gone = await client.delete(setup.url("grants", use["id"]), headers=setup.admin.headers)
+    assert gone.status_code == 204, gone.text
+
+
+async def _delete_the_sidecar(client: httpx2.AsyncClient, world: DirectDeployed) -> None:
+    """A deleted principal stays, disabled."""
+    setup = world.setup
+    done = await client.delete(
+        setup.url("principals", str(world.sidecar.principal_id)), headers=setup.admin.headers
+    )
+    assert done.status_code == 204, done.text
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_remove_the_use_grant, _delete_the_sidecar],
+    ids=["use_grant_removed", "sidecar_deleted"],
+)
+async def test_a_sidecar_that_could_not_lease_now_gets_no_decision(
+    client: httpx2.AsyncClient, database: Database, world: DirectDeployed, change: Any
+) -> None:
+    """The lease it already holds would have kept serving calls until it ran out: the decision
+    now asks what the lease asks (stop 54)."""
+    await _decide(client, world)
+    await change(client, world)
+    answer = await client.post(
+        decisions_url(world),
+        json={"wire_name": "docs__echo", "arguments": {"text": "hi"}},
+        headers=world.deployed.agent.headers,
+    )
+    assert answer.status_code == 200, answer.text
+    data = answer.json()["data"]
+    assert data["decision_id"] is None
+    assert data["result"]["_meta"]["io.mcphub/error"]["reason"] == "credential_unavailable"
