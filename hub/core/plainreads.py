@@ -20,7 +20,8 @@ What stays SQLAlchemy's:
   plain read instead, within the limits that module gives;
 - the exceptions: a driver error arrives as a SQLAlchemy exception
   (:class:`~sqlalchemy.exc.DBAPIError` and its subclasses), and a disconnect invalidates the
-  connection: the handlers' 503 mapping is unchanged. On SQLite the read runs on the DBAPI
+  pool (every connection older than it, as SQLAlchemy's engine does): the handlers' 503
+  mapping is unchanged. On SQLite the read runs on the DBAPI
   cursor SQLAlchemy would use; on PostgreSQL asyncpg sends it itself, and a failure is
   translated as :func:`_on_asyncpg` says.
 
@@ -277,9 +278,11 @@ async def _on_asyncpg(
             if not driver.is_closed():
                 _raise_if_waited(error, plan.sql, arguments)
                 return None  # checked in below, and made again through SQLAlchemy
-            await greenlet_spawn(fairy.invalidate, error)
-            if keeper is not None:
-                keeper.give_back()  # the server went away: they are checked out afresh
+            # the server went away: every connection of the pool older than now is as dead, so
+            # the pool is invalidated, as SQLAlchemy does when a session finds a disconnect (one
+            # dead connection invalidated alone cost one request a 503 per idle connection);
+            # the keeping pool gives its kept ones back first
+            await greenlet_spawn(pool._invalidate, fairy, error)
             raise InterfaceError(
                 plan.sql, arguments, error, hide_parameters=True, connection_invalidated=True
             ) from error

@@ -137,3 +137,37 @@ async def test_a_disconnect_in_a_session_sends_the_kept_connections_back(
             await session.execute(text("SELECT 1"))
         assert failed.value.connection_invalidated
     assert await _pid(small) not in {first, second}  # a new connection, no error
+
+
+_PID_AFTER_A_WHILE = text(
+    "SELECT pid FROM (SELECT pg_backend_pid() AS pid, pg_sleep(0.3)) AS slept"
+).columns(column("pid", Integer))
+
+
+async def test_one_read_finds_the_server_gone_and_the_pool_is_renewed(pg_url: str) -> None:
+    """A restart (every backend terminated) costs one request its 503, not one per pooled
+    connection: a plain read that finds its connection dead invalidates the whole pool, as
+    SQLAlchemy does when a session finds out (stop 54; the resilience walk saw one 503 per
+    idle connection)."""
+    engine = create_engine(pg_url, pool_size=3)
+    database = Database(engine)
+    try:
+
+        async def slow_pid() -> int:
+            async with database.reads() as session:
+                row = await read_row(session, _PID_AFTER_A_WHILE, {})
+            assert row is not None
+            return int(row.pid)
+
+        pids = set(await asyncio.gather(slow_pid(), slow_pid(), slow_pid()))
+        assert len(pids) == 3  # three connections open, idle in the pool or kept
+        async with owner_session(database) as owner:
+            for pid in pids:
+                await owner.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        with pytest.raises(DBAPIError) as failed:
+            await _pid(database)
+        assert failed.value.connection_invalidated
+        after = [await _pid(database) for _ in range(4)]  # no other dead connection handed out
+        assert not set(after) & pids
+    finally:
+        await engine.dispose()
