@@ -5,8 +5,10 @@ Some metrics are not events a replica counts but state every replica shares: fie
 every tenant, so a scrape reads them at most every ``refresh_s`` and the scrapes in between answer
 from memory without touching the database. The readers run concurrently under one deadline; if
 one fails (the database is down), its gauge keeps its last value, a warning names it, and the next
-scrape tries again — ``/metrics`` itself never fails for it. Every replica reports the same values:
-aggregate them with ``max``, not ``sum``.
+scrape tries again — ``/metrics`` itself never fails for it. One read at a time: a scrape that
+arrives while another reads waits for that read instead of making its own (two Prometheus
+servers scraping a replica together, during an outage, each waited the deadline on a query).
+Every replica reports the same values: aggregate them with ``max``, not ``sum``.
 
 Written by hand: the refresh is a few lines around the domains' own counting queries.
 """
@@ -37,6 +39,7 @@ class ScrapedState:
         self.timeout_s = timeout_s
         self._readers: list[tuple[str, Reader]] = []
         self._read_at: datetime | None = None
+        self._reading = asyncio.Lock()
 
     def add(self, what: str, reader: Reader) -> None:
         """Read ``what`` (a failure's warning names it) with ``reader``."""
@@ -50,6 +53,13 @@ class ScrapedState:
         """Run every reader if the last complete read is older than ``refresh_s``."""
         if not self._readers or not self.due():
             return
+        if self._reading.locked():  # another scrape is reading: its outcome is this one's
+            async with self._reading:
+                return
+        async with self._reading:
+            await self._read(db)
+
+    async def _read(self, db: Database) -> None:
         try:
             async with asyncio.timeout(self.timeout_s):
                 outcomes = await asyncio.gather(

@@ -194,3 +194,26 @@ async def test_readyz_and_the_gauges_count_every_tenant_in_one_statement_each(
     assert len(scrape) == 3, scrape  # the backlog, the approvals pending, the drifted tools
     if not database.is_sqlite:
         assert all(re.search(r"\bhub_\w+\(", q) for q in [*ready[2:4], *scrape]), (ready, scrape)
+
+
+async def test_scrapes_at_once_share_one_read_of_the_databases_state(database: Database) -> None:
+    """Two scrapes together read once (during an outage each waited the deadline on a query of
+    its own); a read that failed is tried again by the next scrape."""
+    calls: list[int] = []
+    fail = True
+
+    async def reader(db: Database) -> None:
+        calls.append(1)
+        await asyncio.sleep(0.2)
+        if fail:
+            raise ConnectionRefusedError("the database is away")
+
+    state = ScrapedState(refresh_s=30.0, timeout_s=5.0)
+    state.add("a count", reader)
+    await asyncio.gather(state.refresh(database), state.refresh(database))
+    assert len(calls) == 1
+    assert state.due()  # it failed: the next scrape reads again
+    fail = False
+    await asyncio.gather(state.refresh(database), state.refresh(database))
+    assert len(calls) == 2
+    assert not state.due()
