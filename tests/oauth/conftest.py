@@ -3,15 +3,20 @@ MCP peer it issues tokens for."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import httpx2
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import update
 
+from hub.core import clock
 from hub.core.db import Database
 from hub.core.settings import Settings
+from hub.models import Credential
 from tests.conftest import make_settings
 from tests.oauth.support import Connected, connect
 from tests.peers.fixtures import (
@@ -21,6 +26,7 @@ from tests.peers.fixtures import (
     node_tools,
     oauth_peers,
 )
+from tests.support.databases import owner_session
 from tests.support.stories import TenantAdmin, make_tenant_admin
 
 __all__ = ["Hub", "OAuthPeers", "OAuthPeersStarter", "handmade_peer", "node_tools", "oauth_peers"]
@@ -72,6 +78,19 @@ class Hub:
         assert read.status_code == 200, read.text
         data: dict[str, Any] = read.json()["data"]
         return data
+
+    async def due_in(self, credential_id: str, seconds: float) -> None:
+        """The credential's token issued a minute ago and expiring in ``seconds``: due for
+        refreshing, and half its lifetime gone (a negative ``seconds``: expired)."""
+        async with owner_session(self.db) as session:
+            await session.execute(
+                update(Credential)
+                .where(Credential.id == uuid.UUID(credential_id))
+                .values(
+                    updated_at=clock.now() - timedelta(seconds=65),
+                    expires_at=clock.now() + timedelta(seconds=seconds),
+                )
+            )
 
     async def connected(self, peers: OAuthPeers, handle: str = "linear") -> str:
         """Register ``peers.peer`` as ``handle`` and connect it; the credential id."""

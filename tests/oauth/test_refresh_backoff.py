@@ -6,39 +6,31 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import update
-
 from hub.core import clock
 from hub.core.components import components_of
 from hub.models import Credential
 from hub.oauth.context import OAuthContext
 from hub.oauth.worker import refresh_pass
 from tests.conftest import ClockControl
-from tests.oauth.conftest import Hub, OAuthPeersStarter
+from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
 from tests.support.databases import owner_session
 from tests.support.stories import audit_events
 
 
-async def _expire_in(hub: Hub, credential_id: str, seconds: float) -> None:
-    async with owner_session(hub.db) as session:
-        await session.execute(
-            update(Credential)
-            .where(Credential.id == uuid.UUID(credential_id))
-            .values(
-                updated_at=clock.now() - timedelta(seconds=3600),
-                expires_at=clock.now() + timedelta(seconds=seconds),
-            )
-        )
+async def _held_back(hub: Hub, oauth_peers: OAuthPeersStarter) -> tuple[OAuthPeers, str]:
+    """A connected credential whose token expired, its authorization server failing for now."""
+    peers = await oauth_peers()
+    credential_id = await hub.connected(peers)
+    peers.auth.expire_all()
+    await hub.due_in(credential_id, -1)
+    peers.auth.knobs.refresh_error = "temporarily_unavailable"
+    return peers, credential_id
 
 
 async def test_an_expired_token_is_not_asked_for_again_until_the_interval_ends(
     hub: Hub, oauth_peers: OAuthPeersStarter, clock_control: ClockControl
 ) -> None:
-    peers = await oauth_peers()
-    credential_id = await hub.connected(peers)
-    peers.auth.expire_all()
-    await _expire_in(hub, credential_id, -1)
-    peers.auth.knobs.refresh_error = "temporarily_unavailable"
+    peers, credential_id = await _held_back(hub, oauth_peers)
     refresher = components_of(hub.app).get(OAuthContext).refresher
     interval = refresher.config.refresh_interval_s
 
@@ -60,7 +52,7 @@ async def test_an_expired_token_is_not_asked_for_again_until_the_interval_ends(
     # the interval over and the server back: the next use refreshes, once
     peers.auth.knobs.refresh_error = None
     clock_control.advance(interval + 1)
-    await _expire_in(hub, credential_id, -1)
+    await hub.due_in(credential_id, -1)
     snapshot = await hub.snapshot("linear")
     assert snapshot.status_code == 201, snapshot.text
     assert len(peers.auth.token_requests("refresh_token")) == 2
@@ -71,7 +63,7 @@ async def test_a_token_still_valid_is_used_while_refreshes_are_held_back(
 ) -> None:
     peers = await oauth_peers()
     credential_id = await hub.connected(peers)
-    await _expire_in(hub, credential_id, 60)  # due for the worker, valid still
+    await hub.due_in(credential_id, 60)  # due for the worker, valid still
     peers.auth.knobs.refresh_error = "temporarily_unavailable"
     refresher = components_of(hub.app).get(OAuthContext).refresher
 
@@ -83,7 +75,7 @@ async def test_a_token_still_valid_is_used_while_refreshes_are_held_back(
 
     peers.auth.knobs.refresh_error = None
     clock_control.advance(refresher.config.refresh_interval_s + 1)
-    await _expire_in(hub, credential_id, 60)
+    await hub.due_in(credential_id, 60)
     assert await refresh_pass(hub.db, refresher) == 1
     assert len(peers.auth.token_requests("refresh_token")) == 2
     async with owner_session(hub.db, write=False) as session:
@@ -97,11 +89,7 @@ async def test_a_token_still_valid_is_used_while_refreshes_are_held_back(
 async def test_a_reauthorisation_ends_the_hold(
     hub: Hub, oauth_peers: OAuthPeersStarter, clock_control: ClockControl
 ) -> None:
-    peers = await oauth_peers()
-    credential_id = await hub.connected(peers)
-    peers.auth.expire_all()
-    await _expire_in(hub, credential_id, -1)
-    peers.auth.knobs.refresh_error = "temporarily_unavailable"
+    peers, credential_id = await _held_back(hub, oauth_peers)
     assert (await hub.snapshot("linear")).status_code == 422
     peers.auth.knobs.refresh_error = None
     done = await hub.connect({"server": "linear"})  # connected again: a fresh token

@@ -8,23 +8,17 @@ them, any tenant's, waited with its lease running out and its token expiring.
 from __future__ import annotations
 
 import time
-import uuid
-from datetime import timedelta
 
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import update
 
-from hub.core import clock
 from hub.core.components import components_of
 from hub.core.db import Database
 from hub.core.settings import Settings
-from hub.models import Credential
 from hub.oauth.context import OAuthContext
 from hub.oauth.worker import refresh_pass
 from tests.conftest import make_settings
 from tests.oauth.conftest import Hub, OAuthPeers, OAuthPeersStarter
-from tests.support.databases import owner_session
 from tests.support.stories import make_tenant_admin
 
 DEADLINE_S = 2.0  # one whole flow step, here
@@ -37,26 +31,13 @@ def settings(db_url: str) -> Settings:
     )
 
 
-async def _due_in(hub: Hub, credential_id: str, seconds: float) -> None:
-    """Issued a minute ago, expiring in ``seconds``: due, and half its lifetime gone."""
-    async with owner_session(hub.db) as session:
-        await session.execute(
-            update(Credential)
-            .where(Credential.id == uuid.UUID(credential_id))
-            .values(
-                updated_at=clock.now() - timedelta(seconds=65),
-                expires_at=clock.now() + timedelta(seconds=seconds),
-            )
-        )
-
-
 async def _tenant(
     app: FastAPI, hub: Hub, peers: OAuthPeers, count: int, due_in: float
 ) -> list[str]:
     other = Hub(app, hub.client, hub.db, await make_tenant_admin(hub.db))
     made = [await other.connected(peers, f"s{number}") for number in range(count)]
     for credential_id in made:
-        await _due_in(other, credential_id, due_in)
+        await other.due_in(credential_id, due_in)
     return made
 
 
