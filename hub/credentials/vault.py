@@ -67,7 +67,10 @@ def _why_unusable(credential: Credential | None) -> str:
     if credential is None:
         return "it no longer exists"
     if credential.status == "error" and credential.is_oauth:
-        return "its authorization server refused the refresh token: connect the server again"
+        return (
+            "its authorization server refused the refresh token or the hub's client: connect "
+            "the server again"
+        )
     if credential.status != "active":
         return f"it is {credential.status}"
     if credential.type not in CREDENTIAL_TYPES_FOR_MCP:

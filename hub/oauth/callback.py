@@ -152,6 +152,7 @@ async def _redeem(
     except TokenError as exc:
         if exc.error == "invalid_client":
             await _forget_dead_client(db, tenant_id, row)
+            raise failure("client_refused") from None
         raise failure("token_request_failed") from None
     except EgressError as exc:
         raise from_egress(exc) from None

@@ -40,6 +40,11 @@ MESSAGES: Final[dict[str, str]] = {
     "code_missing": "the authorization response carries no code",
     "code_too_long": "the authorization response's code is longer than the hub accepts",
     "token_request_failed": "the authorization server did not issue a token",
+    "client_refused": (
+        "the authorization server refused the hub's client (invalid_client): a pre-registered "
+        "client's id or secret is wrong or no longer known there, so connect with the current "
+        "one; a dynamic registration is made again on the next connect"
+    ),
     "state_expired": "the authorization expired before it was completed",
     "tenant_disabled": "the tenant this authorization was started in is disabled",
     "initiator_disabled": "the principal who started this authorization is disabled",

@@ -225,8 +225,8 @@ async def test_a_refused_refresh_token_says_how_to_connect_again(
         shown = await hub.ok("credentials", "show", "linear-oauth", *OWNER)
         assert "error" in shown.stdout.split()
         hint = (
-            "linear-oauth: its authorization server refused the refresh token, so nothing can "
-            "use it until you connect again: hub oauth connect linear"
+            "linear-oauth: its authorization server refused the refresh token or the hub's "
+            "client, so nothing can use it until you connect again: hub oauth connect linear"
         )
         assert shown.error_lines == [hint]
         assert (await hub.ok("credentials", "list", *OWNER)).error_lines == [hint]

@@ -174,7 +174,7 @@ async def test_a_pre_registered_client_the_token_endpoint_refuses_is_not_kept(
 ) -> None:
     _, wrong = await _pre_registered(hub, oauth_peers, "a-wrong-secret")
     assert wrong.status is not None
-    assert (wrong.status["status"], wrong.status["reason"]) == ("failed", "token_request_failed")
+    assert (wrong.status["status"], wrong.status["reason"]) == ("failed", "client_refused")
     refused = await hub.start({"server": "linear"})  # nothing kept, and no other way to register
     assert refused.status_code == 422
     assert refused.json()["error"]["reason"] == "registration_unavailable"

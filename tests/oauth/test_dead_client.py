@@ -78,7 +78,7 @@ async def test_invalid_client_at_the_code_redemption_forgets_the_kept_client(
     peers.auth.clients.clear()  # then the authorization server forgot the client
     callback = await hub.client.get("/oauth/callback", params=query)
     assert callback.status_code == 422
-    assert "token_request_failed" in callback.text
+    assert "client_refused" in callback.text
     assert await _kept(hub) == []
     done = await hub.connect({"server": "two"})  # registers the hub again
     assert done.status is not None

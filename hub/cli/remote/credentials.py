@@ -132,8 +132,8 @@ def _reconnect_notes(r: Remote, items: list[dict[str, Any]]) -> None:
         )
         note(
             safe(
-                f"{credential['name']}: its authorization server refused the refresh token, "
-                f"so nothing can use it until you connect again: {again}"
+                f"{credential['name']}: its authorization server refused the refresh token or "
+                f"the hub's client, so nothing can use it until you connect again: {again}"
             )
         )
 
