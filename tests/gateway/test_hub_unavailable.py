@@ -66,6 +66,26 @@ def _headers(key_headers: dict[str, str]) -> dict[str, str]:
     }
 
 
+async def _post_with_approvals_locked(
+    owner_url: str, db_url: str, url: str, body: object, headers: dict[str, str]
+) -> httpx2.Response:
+    """``body`` posted to an app of its own (a 0.5 s statement timeout, no approval wait) while
+    another connection holds the approvals table locked; the app stopped (its audit rows
+    written) before it returns."""
+    locker = await asyncpg.connect(_dsn(owner_url), timeout=5)
+    try:
+        async with _own_app(db_url, database_statement_timeout_s=0.5, approval_wait_s=0) as hub:
+            tx = locker.transaction()
+            await tx.start()
+            await locker.execute("LOCK TABLE approvals IN ACCESS EXCLUSIVE MODE")
+            try:
+                return await asyncio.wait_for(hub.post(url, json=body, headers=headers), 20)
+            finally:
+                await tx.rollback()
+    finally:
+        await locker.close()
+
+
 async def test_a_call_the_hub_could_not_serve_is_audited_as_failed_and_answered_with_its_id(
     owner_url: str,
     db_url: str,
@@ -74,21 +94,10 @@ async def test_a_call_the_hub_could_not_serve_is_audited_as_failed_and_answered_
     handmade_peer: HandmadePeerStarter,
 ) -> None:
     deployed, peer = await deployed_with(client, database, handmade_peer, allow_without_ask=[])
-    locker = await asyncpg.connect(_dsn(owner_url), timeout=5)
-    try:
-        async with _own_app(db_url, database_statement_timeout_s=0.5, approval_wait_s=0) as hub:
-            tx = locker.transaction()
-            await tx.start()
-            await locker.execute("LOCK TABLE approvals IN ACCESS EXCLUSIVE MODE")
-            try:
-                answer = await asyncio.wait_for(
-                    hub.post(deployed.url, json=_echo(7), headers=_headers(deployed.headers)), 20
-                )
-            finally:
-                await tx.rollback()
-            rows = await audit_events_written(database, 1, action="tool.call")
-    finally:
-        await locker.close()
+    answer = await _post_with_approvals_locked(
+        owner_url, db_url, deployed.url, _echo(7), _headers(deployed.headers)
+    )
+    rows = await audit_events_written(database, 1, action="tool.call")
     assert answer.status_code == 503, answer.text
     body = answer.json()
     assert body["id"] == 7
@@ -161,20 +170,7 @@ async def test_a_batch_cut_by_the_database_keeps_the_answers_of_what_ran(
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": echo},
     ]
     headers = {**deployed.headers, "accept": "application/json, text/event-stream"}
-    locker = await asyncpg.connect(_dsn(owner_url), timeout=5)
-    try:
-        async with _own_app(db_url, database_statement_timeout_s=0.5, approval_wait_s=0) as hub:
-            tx = locker.transaction()
-            await tx.start()
-            await locker.execute("LOCK TABLE approvals IN ACCESS EXCLUSIVE MODE")
-            try:
-                answer = await asyncio.wait_for(
-                    hub.post(deployed.url, json=batch, headers=headers), 20
-                )
-            finally:
-                await tx.rollback()
-    finally:
-        await locker.close()
+    answer = await _post_with_approvals_locked(owner_url, db_url, deployed.url, batch, headers)
     assert len(peer.rpc_requests("tools/call")) == 1  # the first call ran
     assert answer.status_code == 200, answer.text  # a client reads the answer of what ran
     first, second, third = answer.json()
