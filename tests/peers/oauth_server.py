@@ -94,6 +94,8 @@ class _Logged:
     path: str
     form: dict[str, str]
     headers: dict[str, str]
+    #: when the request arrived (``time.monotonic()``)
+    at: float = field(default_factory=time.monotonic)
 
 
 class AuthServer:
