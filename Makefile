@@ -7,7 +7,12 @@ ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 VENV := $(ROOT)/.venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-export PYTHONDONTWRITEBYTECODE := 1
+# Bytecode is cached outside the source tree, under the venv (git and `make clean` ignore or
+# remove it): with none written (PYTHONDONTWRITEBYTECODE, which some machines set), every test
+# worker compiled and assertion-rewrote every module again, 28 s of each one's collection instead
+# of 14, and each `hub serve` a test starts compiled the hub again (docs/decisions.md, stop 55).
+unexport PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX := $(VENV)/pycache
 
 .PHONY: help run test lint format bench clean peers
 .DEFAULT_GOAL := help
